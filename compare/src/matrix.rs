@@ -1,0 +1,62 @@
+//! Which loads to run: the muduo article's matrix, or a cross product.
+
+use serde::{Deserialize, Serialize};
+
+/// One point of the matrix; every implementation runs at every load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Load {
+    pub threads: usize,
+    pub connections: usize,
+}
+
+/// The muduo article's loads: one thread at 1 to 10,000 connections, then 1 to
+/// 4 threads at 100 and at 1,000 connections.
+pub fn muduo() -> Vec<Load> {
+    let single = [1, 10, 100, 1000, 10000].map(|connections| Load {
+        threads: 1,
+        connections,
+    });
+    let threaded = [100, 1000].into_iter().flat_map(|connections| {
+        (1..=4).map(move |threads| Load {
+            threads,
+            connections,
+        })
+    });
+    let mut loads: Vec<Load> = single.into_iter().collect();
+    loads.extend(threaded.filter(|l| l.threads > 1));
+    loads
+}
+
+/// Every thread count at every connection count.
+pub fn cross(threads: &[usize], connections: &[usize]) -> Vec<Load> {
+    threads
+        .iter()
+        .flat_map(|&threads| {
+            connections.iter().map(move |&connections| Load {
+                threads,
+                connections,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn muduo_matrix_has_each_load_once() {
+        let loads = muduo();
+        assert_eq!(loads.len(), 11);
+        assert_eq!(loads.iter().collect::<HashSet<_>>().len(), loads.len());
+        for c in [100, 1000] {
+            for t in 1..=4 {
+                assert!(loads.contains(&Load {
+                    threads: t,
+                    connections: c
+                }));
+            }
+        }
+    }
+}

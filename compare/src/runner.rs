@@ -1,0 +1,234 @@
+//! Runs one repetition of a cell: a server process and a client process,
+//! pinned, each within a deadline; the client's result line is the outcome.
+
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail, ensure};
+use nix::sched::sched_setaffinity;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use pingpong::client::ClientConfig;
+use pingpong::report::{ClientResult, Line};
+
+use crate::placement::{Placement, cpu_set};
+
+/// How long a server may take to print its ready line.
+const READY_DEADLINE: Duration = Duration::from_secs(30);
+/// How long a process may take to exit once its work is done.
+const EXIT_DEADLINE: Duration = Duration::from_secs(5);
+/// How much of a failed process's stderr an error quotes.
+const STDERR_TAIL: usize = 2000;
+
+/// What one repetition runs.
+pub struct Spec<'a> {
+    pub server: &'a Path,
+    pub client: &'a Path,
+    pub threads: usize,
+    pub connections: usize,
+    pub block: usize,
+    pub warmup: Duration,
+    pub seconds: Duration,
+    pub placement: &'a Placement,
+}
+
+/// Runs the pair and returns the client's measurement.
+pub fn run_once(spec: &Spec) -> Result<ClientResult> {
+    let shape = [
+        "--threads".to_string(),
+        spec.threads.to_string(),
+        "--block".to_string(),
+        spec.block.to_string(),
+    ];
+    let mut server = Process::spawn("server", spec.server, &spec.placement.server_cpus, |cmd| {
+        cmd.args(["server", "--bind", "127.0.0.1:0"]).args(&shape);
+    })?;
+    let addr = match server.next_line(Instant::now() + READY_DEADLINE)? {
+        Line::Ready(ready) => ready.addr,
+        Line::Error(f) => bail!("server: {}", f.message),
+        other => bail!("server printed {other:?} instead of its ready line"),
+    };
+
+    let config = ClientConfig {
+        connect: addr,
+        threads: spec.threads,
+        connections: spec.connections,
+        block: spec.block,
+        warmup: spec.warmup,
+        seconds: spec.seconds,
+    };
+    let mut client = Process::spawn("client", spec.client, &spec.placement.client_cpus, |cmd| {
+        cmd.args(["client", "--connect", &addr.to_string()])
+            .args(&shape)
+            .args(["--connections", &spec.connections.to_string()])
+            .args(["--warmup", &spec.warmup.as_secs_f64().to_string()])
+            .args(["--seconds", &spec.seconds.as_secs_f64().to_string()]);
+    })?;
+    let result = match client.next_line(Instant::now() + config.deadline())? {
+        Line::Result(result) => result,
+        Line::Error(f) => bail!("client: {}", f.message),
+        other => bail!("client printed {other:?} instead of its result"),
+    };
+    let status = client.wait(EXIT_DEADLINE)?;
+    ensure!(
+        status.success(),
+        "client exited with {status} after its result"
+    );
+    if let Some(status) = server.child.try_wait()? {
+        let stderr = server.stderr_tail();
+        bail!("server exited during the run ({status}){stderr}");
+    }
+    server.stop()?;
+
+    ensure!(
+        (result.threads, result.connections, result.block)
+            == (spec.threads, spec.connections, spec.block),
+        "client ran {} threads, {} connections, block {} instead of what it was asked",
+        result.threads,
+        result.connections,
+        result.block
+    );
+    Ok(result)
+}
+
+/// A child process in its own process group, killed with its group when dropped.
+struct Process {
+    role: &'static str,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stderr: Option<JoinHandle<String>>,
+}
+
+impl Process {
+    fn spawn(
+        role: &'static str,
+        bin: &Path,
+        cpus: &[usize],
+        args: impl FnOnce(&mut Command),
+    ) -> Result<Self> {
+        let set = cpu_set(cpus)?;
+        let mut cmd = Command::new(bin);
+        args(&mut cmd);
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        // SAFETY: sched_setaffinity is a plain system call, safe between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || Ok(sched_setaffinity(Pid::from_raw(0), &set)?));
+        }
+        let mut child = cmd
+            .spawn()
+            .with_context(|| format!("starting {}", bin.display()))?;
+        let stdout = child.stdout.take().expect("piped");
+        let stderr = child.stderr.take().expect("piped");
+        let (tx, lines) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = thread::spawn(move || {
+            let mut text = String::new();
+            let _ = BufReader::new(stderr).read_to_string(&mut text);
+            text
+        });
+        Ok(Self {
+            role,
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            stderr: Some(stderr),
+        })
+    }
+
+    /// The next JSON line on stdout; other output is skipped.
+    fn next_line(&mut self, deadline: Instant) -> Result<Line> {
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(text) => {
+                    if let Ok(line) = serde_json::from_str(&text) {
+                        return Ok(line);
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    bail!(
+                        "{} printed no result within its deadline; killed",
+                        self.role
+                    )
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    let status = self.wait(EXIT_DEADLINE)?;
+                    let stderr = self.stderr_tail();
+                    bail!("{} exited ({status}) without a result{stderr}", self.role);
+                }
+            }
+        }
+    }
+
+    /// Waits for the process to exit by itself.
+    fn wait(&mut self, limit: Duration) -> Result<ExitStatus> {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                return Ok(status);
+            }
+            if Instant::now() > deadline {
+                return Err(anyhow!(
+                    "{} did not exit within {limit:?}; killed",
+                    self.role
+                ));
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Closes the server's stdin, its signal to stop, and waits for it.
+    fn stop(&mut self) -> Result<()> {
+        drop(self.stdin.take());
+        let status = self.wait(EXIT_DEADLINE)?;
+        let stderr = self.stderr_tail();
+        ensure!(
+            status.success(),
+            "{} exited with {status} when stopped{stderr}",
+            self.role
+        );
+        Ok(())
+    }
+
+    /// The end of what the process wrote on stderr, once it has exited.
+    fn stderr_tail(&mut self) -> String {
+        let text = self
+            .stderr
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default();
+        let text = text.trim();
+        if text.is_empty() {
+            return String::new();
+        }
+        let start = text.len().saturating_sub(STDERR_TAIL);
+        let start = (start..text.len())
+            .find(|&i| text.is_char_boundary(i))
+            .unwrap_or(0);
+        format!("; stderr: {}", &text[start..])
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = killpg(Pid::from_raw(self.child.id() as i32), Signal::SIGKILL);
+            let _ = self.child.wait();
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! The muduo article's tables, in the terminal: MiB/s by connections at a
+//! fixed thread count, and by threads at a fixed connection count.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
+
+use crate::matrix::Load;
+use crate::results::{Cell, Results, Status};
+
+/// One table: a fixed thread or connection count, the other varying by row.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Section {
+    ByConnections {
+        threads: usize,
+        connections: Vec<usize>,
+    },
+    ByThreads {
+        connections: usize,
+        threads: Vec<usize>,
+    },
+}
+
+/// The tables that show every load once or more, as in the muduo article:
+/// one by threads for each connection count run at several thread counts,
+/// then one by connections for each thread count with loads left to show.
+pub fn sections(loads: &BTreeSet<Load>) -> Vec<Section> {
+    let mut threads_at: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    let mut connections_at: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for l in loads {
+        threads_at.entry(l.connections).or_default().push(l.threads);
+        connections_at
+            .entry(l.threads)
+            .or_default()
+            .push(l.connections);
+    }
+    let by_threads: Vec<_> = threads_at
+        .into_iter()
+        .filter(|(_, threads)| threads.len() > 1)
+        .collect();
+    let shown = |l: Load| by_threads.iter().any(|(c, _)| *c == l.connections);
+    let mut out: Vec<Section> = connections_at
+        .into_iter()
+        .filter(|(t, cs)| {
+            !cs.iter().all(|&c| {
+                shown(Load {
+                    threads: *t,
+                    connections: c,
+                })
+            })
+        })
+        .map(|(threads, connections)| Section::ByConnections {
+            threads,
+            connections,
+        })
+        .collect();
+    out.extend(
+        by_threads
+            .into_iter()
+            .map(|(connections, threads)| Section::ByThreads {
+                connections,
+                threads,
+            }),
+    );
+    out
+}
+
+/// Every table of a run, with a legend for the marks, as text.
+pub fn render(results: &Results) -> String {
+    let runtimes = &results.config.runtimes;
+    let cells: BTreeMap<(Load, &str), &Cell> = results
+        .cells
+        .iter()
+        .map(|c| ((c.load(), c.runtime.as_str()), c))
+        .collect();
+    let loads: BTreeSet<Load> = results.cells.iter().map(Cell::load).collect();
+    let oversubscribed = |l: Load| {
+        runtimes
+            .iter()
+            .filter_map(|r| cells.get(&(l, r.as_str())))
+            .any(|c| c.placement.oversubscribed)
+    };
+    let client = match &results.config.client {
+        Some(client) => format!(", client: {client}"),
+        None => String::new(),
+    };
+
+    let mut out = String::new();
+    for section in sections(&loads) {
+        let (title, row_name, rows): (String, &str, Vec<Load>) = match section {
+            Section::ByConnections {
+                threads,
+                connections,
+            } => (
+                format!("{threads} thread{}", if threads == 1 { "" } else { "s" }),
+                "connections",
+                connections
+                    .into_iter()
+                    .map(|connections| Load {
+                        threads,
+                        connections,
+                    })
+                    .collect(),
+            ),
+            Section::ByThreads {
+                connections,
+                threads,
+            } => (
+                format!("{connections} connections"),
+                "threads",
+                threads
+                    .into_iter()
+                    .map(|threads| Load {
+                        threads,
+                        connections,
+                    })
+                    .collect(),
+            ),
+        };
+        let mut table = new_table();
+        table.set_header(std::iter::once(row_name.to_string()).chain(runtimes.iter().cloned()));
+        for load in rows {
+            let label = if row_name == "threads" {
+                load.threads
+            } else {
+                load.connections
+            };
+            let mark = if oversubscribed(load) { "*" } else { "" };
+            let mut row = vec![comfy_table::Cell::new(format!("{label}{mark}"))];
+            row.extend(runtimes.iter().map(|r| {
+                let text = cells
+                    .get(&(load, r.as_str()))
+                    .map_or("-".into(), |c| figure(c));
+                comfy_table::Cell::new(text).set_alignment(CellAlignment::Right)
+            }));
+            table.add_row(row);
+        }
+        let _ = writeln!(
+            out,
+            "\nMiB/s, {title}, block {} bytes{client}: median [min, max] of {} run(s)\n{table}",
+            results.config.block, results.config.repeat
+        );
+    }
+    if loads.iter().any(|&l| oversubscribed(l)) {
+        let _ = writeln!(
+            out,
+            "* oversubscribed: more threads than CPUs per side ({} CPUs here); these figures measure \
+             contention for cores as much as the runtime",
+            results.host.cpus.len()
+        );
+    }
+    let failed: Vec<_> = results
+        .cells
+        .iter()
+        .filter(|c| c.status != Status::Ok)
+        .collect();
+    if !failed.is_empty() {
+        let _ = writeln!(out, "\nCells without a figure:");
+        for c in failed {
+            let _ = writeln!(
+                out,
+                "  {} at {} threads, {} connections: {}",
+                c.runtime,
+                c.threads,
+                c.connections,
+                c.error.as_deref().unwrap_or("no reason recorded")
+            );
+        }
+    }
+    out
+}
+
+/// A table in the style every `compare` table shares.
+pub fn new_table() -> Table {
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED);
+    table
+}
+
+fn figure(cell: &Cell) -> String {
+    match (cell.status, cell.mib_per_s) {
+        (Status::Ok, Some(s)) if cell.runs.len() > 1 => {
+            format!("{:.0} [{:.0}, {:.0}]", s.median, s.min, s.max)
+        }
+        (Status::Ok, Some(s)) => format!("{:.0}", s.median),
+        (Status::Ok, None) => "-".into(),
+        (Status::Failed, _) => "failed".into(),
+        (Status::Unavailable, _) => "unavailable".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matrix::{cross, muduo};
+
+    #[test]
+    fn muduo_matrix_gives_the_articles_three_tables() {
+        let loads = muduo().into_iter().collect();
+        assert_eq!(
+            sections(&loads),
+            vec![
+                Section::ByConnections {
+                    threads: 1,
+                    connections: vec![1, 10, 100, 1000, 10000]
+                },
+                Section::ByThreads {
+                    connections: 100,
+                    threads: vec![1, 2, 3, 4]
+                },
+                Section::ByThreads {
+                    connections: 1000,
+                    threads: vec![1, 2, 3, 4]
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn one_thread_count_gives_one_table_by_connections() {
+        let loads = cross(&[2], &[1, 10]).into_iter().collect();
+        assert_eq!(
+            sections(&loads),
+            vec![Section::ByConnections {
+                threads: 2,
+                connections: vec![1, 10]
+            }]
+        );
+    }
+
+    #[test]
+    fn cross_product_gives_a_table_per_connection_count() {
+        let loads = cross(&[1, 2], &[1, 10]).into_iter().collect();
+        assert_eq!(
+            sections(&loads),
+            vec![
+                Section::ByThreads {
+                    connections: 1,
+                    threads: vec![1, 2]
+                },
+                Section::ByThreads {
+                    connections: 10,
+                    threads: vec![1, 2]
+                },
+            ]
+        );
+    }
+}

@@ -1,0 +1,120 @@
+//! The command line every `pingpong-<name>` binary shares.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::Runtime;
+use crate::client::{self, ClientConfig};
+use crate::report::{Failure, Line};
+use crate::server::{self, ServerConfig};
+
+#[derive(Debug, Parser)]
+#[command(about = "One side of the muduo-style TCP pingpong; prints JSON lines on stdout")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Echo every byte back; print a ready line, serve until stdin closes.
+    Server(ServerArgs),
+    /// Open connections, pingpong for a window, print the measurement.
+    Client(ClientArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServerArgs {
+    /// Address to listen on; port 0 picks a free one, reported in the ready line.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub bind: SocketAddr,
+    #[command(flatten)]
+    pub shape: Shape,
+}
+
+#[derive(Debug, Args)]
+pub struct ClientArgs {
+    /// The server's address, as its ready line reported it.
+    #[arg(long)]
+    pub connect: SocketAddr,
+    #[command(flatten)]
+    pub shape: Shape,
+    /// Connections, spread round-robin over the threads.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub connections: u32,
+    /// Seconds of pingpong after connecting and before the window.
+    #[arg(long, default_value_t = 0.25, value_parser = seconds(false))]
+    pub warmup: f64,
+    /// Length of the measurement window in seconds.
+    #[arg(long, default_value_t = 1.0, value_parser = seconds(true))]
+    pub seconds: f64,
+}
+
+/// What both sides agree on.
+#[derive(Debug, Args)]
+pub struct Shape {
+    /// Threads (executors, event loops) this process runs.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub threads: u32,
+    /// Bytes each connection keeps in flight.
+    #[arg(long, default_value_t = 16384, value_parser = clap::value_parser!(u32).range(1..=crate::protocol::MAX_BLOCK as i64))]
+    pub block: u32,
+}
+
+/// Parses seconds: finite, and positive or non-negative.
+pub fn seconds(positive: bool) -> impl Fn(&str) -> Result<f64, String> + Clone {
+    move |s| {
+        let v: f64 = s.parse().map_err(|e| format!("{e}"))?;
+        match (v.is_finite(), positive) {
+            (true, true) if v > 0.0 => Ok(v),
+            (true, false) if v >= 0.0 => Ok(v),
+            _ => Err(format!(
+                "{s} is not a {} number of seconds",
+                if positive { "positive" } else { "non-negative" }
+            )),
+        }
+    }
+}
+
+impl From<ServerArgs> for ServerConfig {
+    fn from(a: ServerArgs) -> Self {
+        Self {
+            bind: a.bind,
+            threads: a.shape.threads as usize,
+            block: a.shape.block as usize,
+        }
+    }
+}
+
+impl From<ClientArgs> for ClientConfig {
+    fn from(a: ClientArgs) -> Self {
+        Self {
+            connect: a.connect,
+            threads: a.shape.threads as usize,
+            connections: a.connections as usize,
+            block: a.shape.block as usize,
+            warmup: Duration::from_secs_f64(a.warmup),
+            seconds: Duration::from_secs_f64(a.seconds),
+        }
+    }
+}
+
+/// The whole `main` of a runtime binary.
+pub fn main<R: Runtime>() -> ExitCode {
+    let outcome = match Cli::parse().command {
+        Command::Server(args) => server::run::<R>(args.into()).map_err(|e| e.to_string()),
+        Command::Client(args) => client::run::<R>(args.into())
+            .map(|result| Line::Result(result).print())
+            .map_err(|e| e.to_string()),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            Line::Error(Failure { message }).print();
+            ExitCode::FAILURE
+        }
+    }
+}

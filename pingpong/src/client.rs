@@ -1,0 +1,271 @@
+//! The client side: the state its connections share, and the driver that
+//! times the run (connect, warm up, measure, stop) from the main thread.
+
+use std::net::SocketAddr;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::protocol::{SessionError, pattern};
+use crate::report::ClientResult;
+use crate::{Runtime, limits};
+
+/// Where the run is, as every connection sees it after each read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Phase {
+    /// Connecting and warming up: bytes are verified but not counted.
+    Running = 0,
+    /// Inside the measurement window: bytes are counted.
+    Measuring = 1,
+    /// The window is over: connections half-close and drain.
+    Stopping = 2,
+}
+
+/// What the client was asked to do.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    pub connect: SocketAddr,
+    pub threads: usize,
+    pub connections: usize,
+    pub block: usize,
+    pub warmup: Duration,
+    pub seconds: Duration,
+}
+
+/// The state every connection of one client process shares.
+pub struct Client {
+    pub config: ClientConfig,
+    pub(crate) pattern: Box<[u8]>,
+    phase: AtomicU8,
+    connected: AtomicUsize,
+    bytes: AtomicU64,
+    failed: AtomicBool,
+    first_error: Mutex<Option<String>>,
+}
+
+impl Client {
+    pub fn new(config: ClientConfig) -> Self {
+        Self {
+            pattern: pattern(config.block),
+            config,
+            phase: AtomicU8::new(Phase::Running as u8),
+            connected: AtomicUsize::new(0),
+            bytes: AtomicU64::new(0),
+            failed: AtomicBool::new(false),
+            first_error: Mutex::new(None),
+        }
+    }
+
+    pub fn phase(&self) -> Phase {
+        match self.phase.load(Ordering::Relaxed) {
+            0 => Phase::Running,
+            1 => Phase::Measuring,
+            _ => Phase::Stopping,
+        }
+    }
+
+    fn set_phase(&self, phase: Phase) {
+        self.phase.store(phase as u8, Ordering::Relaxed);
+    }
+
+    /// How many of the connections thread `thread` owns: connection `i` goes
+    /// to thread `i % threads`, round-robin as in muduo's client.
+    pub fn connections_of(&self, thread: usize) -> usize {
+        let ClientConfig {
+            threads,
+            connections,
+            ..
+        } = self.config;
+        connections / threads + usize::from(thread < connections % threads)
+    }
+
+    /// A connection is established, with TCP_NODELAY set.
+    pub fn connected(&self) {
+        self.connected.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn add_bytes(&self, bytes: u64) {
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// Records a failed connection; the first failure becomes the run's error.
+    pub fn fail(&self, error: &SessionError) {
+        let mut first = self.first_error.lock().unwrap_or_else(|e| e.into_inner());
+        first.get_or_insert_with(|| error.to_string());
+        self.failed.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether any connection failed: event loops may stop early.
+    pub fn has_failed(&self) -> bool {
+        self.failed.load(Ordering::Relaxed)
+    }
+
+    fn error(&self) -> Option<String> {
+        self.first_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+/// Why a client run produced no result.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("{0}")]
+    Limits(#[from] limits::LimitError),
+    #[error("{0}")]
+    Connection(String),
+    #[error("client runtime failed: {0}")]
+    Runtime(std::io::Error),
+    #[error("client runtime panicked")]
+    Panicked,
+    #[error("only {connected} of {wanted} connections were up after {after:?}")]
+    ConnectTimeout {
+        connected: usize,
+        wanted: usize,
+        after: Duration,
+    },
+    #[error("connections did not finish within {0:?} after the window closed")]
+    DrainTimeout(Duration),
+}
+
+const DRAIN_DEADLINE: Duration = Duration::from_secs(10);
+
+impl ClientConfig {
+    /// How long connecting may take: generous, since a full accept queue makes
+    /// the kernel retry SYNs after a second or more.
+    pub fn connect_deadline(&self) -> Duration {
+        Duration::from_secs(10) + Duration::from_millis(self.connections as u64 * 2)
+    }
+
+    /// The longest a healthy client process can run: connecting, warm-up,
+    /// window and draining.
+    pub fn deadline(&self) -> Duration {
+        self.connect_deadline() + self.warmup + self.seconds + DRAIN_DEADLINE
+    }
+}
+
+/// Runs the whole client: connect, warm up, measure, stop, report.
+pub fn run<R: Runtime>(config: ClientConfig) -> Result<ClientResult, ClientError> {
+    limits::raise_nofile(config.connections)?;
+    let client = std::sync::Arc::new(Client::new(config));
+    let start = Instant::now();
+    let (done_tx, done_rx) = mpsc::channel();
+    let runner = {
+        let client = client.clone();
+        thread::Builder::new()
+            .name("client-runtime".into())
+            .spawn(move || {
+                let outcome =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| R::client(&client)));
+                // The driver may have given up waiting: nobody to tell then.
+                let _ = done_tx.send(outcome);
+            })
+            .expect("spawning the client runtime thread")
+    };
+    let outcome = drive(&client, start, &done_rx);
+    if outcome.is_ok() {
+        // The runtime thread has reported, so this join cannot block.
+        runner.join().expect("client runtime thread");
+    }
+    outcome
+}
+
+type Outcome = std::thread::Result<std::io::Result<()>>;
+
+/// Times the run from the main thread; `start` is when the runtime was started.
+fn drive(
+    client: &Client,
+    start: Instant,
+    done: &mpsc::Receiver<Outcome>,
+) -> Result<ClientResult, ClientError> {
+    let config = &client.config;
+    let failure = |client: &Client| client.error().map(ClientError::Connection);
+
+    let deadline = config.connect_deadline();
+    loop {
+        if let Some(e) = failure(client) {
+            return Err(e);
+        }
+        if let Ok(outcome) = done.try_recv() {
+            return Err(runtime_ended_early(outcome));
+        }
+        let connected = client.connected.load(Ordering::Relaxed);
+        if connected >= config.connections {
+            break;
+        }
+        if start.elapsed() > deadline {
+            return Err(ClientError::ConnectTimeout {
+                connected,
+                wanted: config.connections,
+                after: deadline,
+            });
+        }
+        thread::sleep(Duration::from_millis(1));
+    }
+    let connect_seconds = start.elapsed().as_secs_f64();
+
+    thread::sleep(config.warmup);
+    client.set_phase(Phase::Measuring);
+    let window_start = Instant::now();
+    thread::sleep(config.seconds);
+    client.set_phase(Phase::Stopping);
+    let seconds = window_start.elapsed().as_secs_f64();
+
+    let outcome = done
+        .recv_timeout(DRAIN_DEADLINE)
+        .map_err(|_| ClientError::DrainTimeout(DRAIN_DEADLINE))?;
+    if let Some(e) = failure(client) {
+        return Err(e);
+    }
+    match outcome {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(ClientError::Runtime(e)),
+        Err(_) => return Err(ClientError::Panicked),
+    }
+    Ok(ClientResult::new(
+        config,
+        client.bytes.load(Ordering::Relaxed),
+        seconds,
+        connect_seconds,
+    ))
+}
+
+fn runtime_ended_early(outcome: Outcome) -> ClientError {
+    match outcome {
+        Ok(Ok(())) => ClientError::Runtime(std::io::Error::other(
+            "the client runtime returned before the run ended",
+        )),
+        Ok(Err(e)) => ClientError::Runtime(e),
+        Err(_) => ClientError::Panicked,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client(threads: usize, connections: usize) -> Client {
+        Client::new(ClientConfig {
+            connect: "127.0.0.1:1".parse().unwrap(),
+            threads,
+            connections,
+            block: 16,
+            warmup: Duration::ZERO,
+            seconds: Duration::ZERO,
+        })
+    }
+
+    #[test]
+    fn connections_are_spread_round_robin() {
+        for (threads, connections) in [(1, 1), (2, 1), (3, 10), (4, 10000), (4, 3)] {
+            let c = client(threads, connections);
+            let shares: Vec<_> = (0..threads).map(|t| c.connections_of(t)).collect();
+            assert_eq!(shares.iter().sum::<usize>(), connections);
+            assert!(shares.iter().max().unwrap() - shares.iter().min().unwrap() <= 1);
+        }
+    }
+}

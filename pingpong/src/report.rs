@@ -1,0 +1,75 @@
+//! The JSON lines a runtime binary prints on stdout: the one contract between
+//! a `pingpong-<name>` process and the orchestrator (or any other caller).
+
+use std::net::SocketAddr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::client::ClientConfig;
+
+/// One line of a runtime binary's stdout.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Line {
+    /// The server accepts connections at this address.
+    Ready(Ready),
+    /// The client's measurement.
+    Result(ClientResult),
+    /// The process could not do its job.
+    Error(Failure),
+}
+
+impl Line {
+    /// Prints the line on stdout, where the orchestrator reads it.
+    pub fn print(&self) {
+        println!(
+            "{}",
+            serde_json::to_string(self).expect("report lines serialize")
+        );
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ready {
+    pub addr: SocketAddr,
+    /// How many listening sockets serve `addr` (one per thread with SO_REUSEPORT).
+    pub listeners: usize,
+    /// The accept backlog in force: the kernel caps the one asked for at somaxconn.
+    pub backlog: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientResult {
+    pub threads: usize,
+    pub connections: usize,
+    pub block: usize,
+    /// Bytes read by the client inside the measurement window.
+    pub bytes: u64,
+    /// The window as measured with a monotonic clock.
+    pub seconds: f64,
+    /// Time from the first connect until every connection was up.
+    pub connect_seconds: f64,
+    pub mib_per_s: f64,
+    /// Blocks that came back per second.
+    pub messages_per_s: f64,
+}
+
+impl ClientResult {
+    pub fn new(config: &ClientConfig, bytes: u64, seconds: f64, connect_seconds: f64) -> Self {
+        Self {
+            threads: config.threads,
+            connections: config.connections,
+            block: config.block,
+            bytes,
+            seconds,
+            connect_seconds,
+            mib_per_s: bytes as f64 / seconds / (1 << 20) as f64,
+            messages_per_s: bytes as f64 / config.block as f64 / seconds,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Failure {
+    pub message: String,
+}

@@ -1,0 +1,177 @@
+//! The server side: its listening sockets, and the driver that reports
+//! readiness and serves until told to stop (stdin closed, or SIGTERM).
+
+use std::io;
+use std::net::{SocketAddr, TcpListener};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::thread;
+use std::time::Duration;
+
+use socket2::{Domain, Protocol, Socket, Type};
+
+use crate::report::{Line, Ready as ReadyLine};
+use crate::{ListenerModel, Runtime, limits};
+
+/// Asked of listen(2); the kernel caps it at net.core.somaxconn.
+const BACKLOG: i32 = 65_535;
+
+/// How long the runtime may take to start serving its listeners.
+const START_DEADLINE: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub bind: SocketAddr,
+    pub threads: usize,
+    pub block: usize,
+}
+
+/// What a runtime serves: bound, non-blocking listeners (one, or one per
+/// thread) and the size of the echo buffer.
+pub struct Server {
+    pub listeners: Vec<TcpListener>,
+    pub threads: usize,
+    pub block: usize,
+    pub ready: Ready,
+}
+
+enum Event {
+    Listening,
+    Ended(thread::Result<io::Result<()>>),
+    StdinClosed,
+}
+
+/// Tells the driver that one listener is being served.
+#[derive(Clone)]
+pub struct Ready(Sender<Event>);
+
+impl Ready {
+    pub fn listening(&self) {
+        // The driver outlives every listener; a failed send means it is exiting.
+        let _ = self.0.send(Event::Listening);
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("{0}")]
+    Limits(#[from] limits::LimitError),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: io::Error },
+    #[error("server runtime failed: {0}")]
+    Runtime(io::Error),
+    #[error("server runtime panicked")]
+    Panicked,
+    #[error("server runtime stopped serving")]
+    Stopped,
+    #[error("the runtime served {served} of {listeners} listeners after {START_DEADLINE:?}")]
+    StartTimeout { served: usize, listeners: usize },
+}
+
+/// Binds `count` listeners on one address; several share the port through
+/// SO_REUSEPORT, so that the kernel spreads connections over them.
+pub fn bind(addr: SocketAddr, count: usize) -> io::Result<Vec<TcpListener>> {
+    let mut listeners: Vec<TcpListener> = Vec::with_capacity(count);
+    for _ in 0..count {
+        let at = listeners.first().map_or(Ok(addr), |l| l.local_addr())?;
+        let socket = Socket::new(Domain::for_address(at), Type::STREAM, Some(Protocol::TCP))?;
+        socket.set_reuse_address(true)?;
+        if count > 1 {
+            socket.set_reuse_port(true)?;
+        }
+        socket.bind(&at.into())?;
+        socket.listen(BACKLOG)?;
+        socket.set_nonblocking(true)?;
+        listeners.push(socket.into());
+    }
+    Ok(listeners)
+}
+
+/// The backlog the kernel grants a listen(2) of [`BACKLOG`].
+fn backlog_in_force() -> u32 {
+    std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .map_or(BACKLOG as u32, |max: u32| max.min(BACKLOG as u32))
+}
+
+/// Binds, starts the runtime, prints the ready line once every listener is
+/// served, and serves until stdin closes.
+pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
+    limits::raise_nofile(0)?;
+    let count = match R::LISTENERS {
+        ListenerModel::Shared => 1,
+        ListenerModel::PerThread => config.threads,
+    };
+    let listeners = bind(config.bind, count).map_err(|source| ServerError::Bind {
+        addr: config.bind,
+        source,
+    })?;
+    let addr = listeners[0].local_addr().map_err(ServerError::Runtime)?;
+
+    let (events, rx) = mpsc::channel();
+    let server = Server {
+        listeners,
+        threads: config.threads,
+        block: config.block,
+        ready: Ready(events.clone()),
+    };
+    let ended = events.clone();
+    thread::Builder::new()
+        .name("server-runtime".into())
+        .spawn(move || {
+            let outcome =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| R::serve(server)));
+            let _ = ended.send(Event::Ended(outcome));
+        })
+        .map_err(ServerError::Runtime)?;
+
+    wait_until_listening(&rx, count)?;
+    Line::Ready(ReadyLine {
+        addr,
+        listeners: count,
+        backlog: backlog_in_force(),
+    })
+    .print();
+
+    thread::Builder::new()
+        .name("stdin".into())
+        .spawn(move || {
+            // Anything but end of input is ignored: closing stdin is the stop signal.
+            let _ = io::copy(&mut io::stdin().lock(), &mut io::sink());
+            let _ = events.send(Event::StdinClosed);
+        })
+        .map_err(ServerError::Runtime)?;
+    loop {
+        match rx.recv() {
+            Ok(Event::StdinClosed) | Err(_) => return Ok(()),
+            Ok(Event::Listening) => {}
+            Ok(Event::Ended(outcome)) => return Err(ended_error(outcome)),
+        }
+    }
+}
+
+fn wait_until_listening(rx: &Receiver<Event>, count: usize) -> Result<(), ServerError> {
+    let mut served = 0;
+    while served < count {
+        match rx.recv_timeout(START_DEADLINE) {
+            Ok(Event::Listening) => served += 1,
+            Ok(Event::Ended(outcome)) => return Err(ended_error(outcome)),
+            Ok(Event::StdinClosed) => unreachable!("stdin is watched only once ready"),
+            Err(_) => {
+                return Err(ServerError::StartTimeout {
+                    served,
+                    listeners: count,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+fn ended_error(outcome: thread::Result<io::Result<()>>) -> ServerError {
+    match outcome {
+        Ok(Ok(())) => ServerError::Stopped,
+        Ok(Err(e)) => ServerError::Runtime(e),
+        Err(_) => ServerError::Panicked,
+    }
+}

@@ -1,0 +1,126 @@
+//! One client thread: connect its share of the connections, then verify and
+//! echo on each until the window closes.
+
+use std::io;
+use std::net::Shutdown;
+use std::time::Duration;
+
+use mio::net::TcpStream;
+use mio::{Events, Interest, Poll, Token};
+use pingpong::Client;
+use pingpong::protocol::{Next, Session, SessionError};
+
+use crate::pipe::Pipe;
+
+struct Conn<'a> {
+    pipe: Pipe,
+    session: Session<'a>,
+    connected: bool,
+}
+
+/// How often a thread looks up from its sockets to see whether another
+/// thread's failure has ended the run.
+const FAILURE_CHECK: Duration = Duration::from_millis(100);
+
+pub fn event_loop(client: &Client, connections: usize) -> io::Result<()> {
+    let mut poll = Poll::new()?;
+    let mut events = Events::with_capacity(1024);
+    let mut conns = Vec::with_capacity(connections);
+    for i in 0..connections {
+        let mut stream = TcpStream::connect(client.config.connect)?;
+        poll.registry().register(
+            &mut stream,
+            Token(i),
+            Interest::READABLE | Interest::WRITABLE,
+        )?;
+        conns.push(Some(Conn {
+            pipe: Pipe::new(stream, client.config.block),
+            session: Session::new(client),
+            connected: false,
+        }));
+    }
+    let mut open = connections;
+    while open > 0 && !client.has_failed() {
+        if let Err(e) = poll.poll(&mut events, Some(FAILURE_CHECK)) {
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        for event in &events {
+            let slot = &mut conns[event.token().0];
+            let Some(conn) = slot else { continue };
+            match conn.advance(client) {
+                Ok(true) => {}
+                Ok(false) => {
+                    *slot = None;
+                    open -= 1;
+                }
+                Err(e) => {
+                    client.fail(&e);
+                    *slot = None;
+                    open -= 1;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Conn<'_> {
+    /// Makes all the progress the socket allows; `false` once the session has ended.
+    fn advance(&mut self, client: &Client) -> Result<bool, SessionError> {
+        if !self.connected {
+            if !self.finish_connect().map_err(SessionError::Connect)? {
+                return Ok(true);
+            }
+            client.connected();
+            self.pipe.queue(self.session.first_block());
+        }
+        let mut drained = false;
+        loop {
+            if !self.pipe.flush().map_err(|e| self.session.io_error(e))? || drained {
+                return Ok(true);
+            }
+            let data = match self.pipe.read() {
+                Ok(Some((data, short))) => {
+                    drained = short;
+                    data
+                }
+                Ok(None) => return Ok(true),
+                Err(e) => return Err(self.session.io_error(e)),
+            };
+            if data.is_empty() {
+                self.session.on_eof()?;
+                return Ok(false);
+            }
+            let n = data.len();
+            match self.session.on_data(data)? {
+                Next::Echo => self.pipe.echo(n),
+                Next::Stop => self
+                    .pipe
+                    .stream
+                    .shutdown(Shutdown::Write)
+                    .map_err(|e| self.session.io_error(e))?,
+                Next::Drain => {}
+            }
+        }
+    }
+
+    /// mio's recipe for a non-blocking connect: an error, or a peer address once done.
+    fn finish_connect(&mut self) -> io::Result<bool> {
+        let stream = &self.pipe.stream;
+        if let Some(e) = stream.take_error()? {
+            return Err(e);
+        }
+        match stream.peer_addr() {
+            Ok(_) => {
+                stream.set_nodelay(true)?;
+                self.connected = true;
+                Ok(true)
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}

@@ -1,0 +1,35 @@
+//! The baseline: one raw mio event loop per thread, no async runtime. Each
+//! server thread owns a SO_REUSEPORT listener; each client thread owns its
+//! share of the connections. Edge-triggered, as mio is.
+
+mod client;
+mod pipe;
+mod server;
+
+use std::io;
+use std::sync::Arc;
+
+use pingpong::{Client, ListenerModel, Server, on_threads};
+
+struct EventLoop;
+
+impl pingpong::Runtime for EventLoop {
+    const LISTENERS: ListenerModel = ListenerModel::PerThread;
+
+    fn serve(server: Server) -> io::Result<()> {
+        let (block, ready) = (server.block, &server.ready);
+        on_threads("server", server.listeners, |listener| {
+            server::event_loop(listener, block, ready)
+        })
+    }
+
+    fn client(client: &Arc<Client>) -> io::Result<()> {
+        on_threads("client", (0..client.config.threads).collect(), |thread| {
+            client::event_loop(client, client.connections_of(thread))
+        })
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    pingpong::cli::main::<EventLoop>()
+}

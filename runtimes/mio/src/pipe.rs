@@ -1,0 +1,66 @@
+//! A non-blocking connection with one block-sized buffer: what was read last
+//! and how much of it is still to be written back.
+
+use std::io::{self, Read, Write};
+
+use mio::net::TcpStream;
+
+pub struct Pipe {
+    pub stream: TcpStream,
+    buf: Box<[u8]>,
+    start: usize,
+    end: usize,
+}
+
+impl Pipe {
+    pub fn new(stream: TcpStream, block: usize) -> Self {
+        Self {
+            stream,
+            buf: vec![0; block].into_boxed_slice(),
+            start: 0,
+            end: 0,
+        }
+    }
+
+    /// Queues `data` to be written (the client's first block).
+    pub fn queue(&mut self, data: &[u8]) {
+        self.buf[..data.len()].copy_from_slice(data);
+        self.start = 0;
+        self.end = data.len();
+    }
+
+    /// Writes what is pending; `false` while the socket cannot take the rest.
+    pub fn flush(&mut self) -> io::Result<bool> {
+        while self.start < self.end {
+            match self.stream.write(&self.buf[self.start..self.end]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => self.start += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(true)
+    }
+
+    /// Reads into the (flushed) buffer: `None` when nothing is there yet,
+    /// else the bytes and whether they drained the socket. Per epoll(7), a
+    /// short read of a stream socket means its buffer is empty, so the next
+    /// edge comes without another read returning EAGAIN (tokio does the same).
+    pub fn read(&mut self) -> io::Result<Option<(&[u8], bool)>> {
+        loop {
+            match self.stream.read(&mut self.buf) {
+                Ok(n) => return Ok(Some((&self.buf[..n], n < self.buf.len()))),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Queues the first `n` bytes of the buffer (the bytes just read) to be written back.
+    pub fn echo(&mut self, n: usize) {
+        self.start = 0;
+        self.end = n;
+    }
+}

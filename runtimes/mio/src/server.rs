@@ -1,0 +1,93 @@
+//! One server thread: accept on its own listener, echo every connection.
+
+use std::io;
+
+use mio::net::TcpListener;
+use mio::{Events, Interest, Poll, Token};
+use pingpong::server::Ready;
+use slab::Slab;
+
+use crate::pipe::Pipe;
+
+const LISTENER: Token = Token(usize::MAX);
+
+pub fn event_loop(listener: std::net::TcpListener, block: usize, ready: &Ready) -> io::Result<()> {
+    let mut poll = Poll::new()?;
+    let mut listener = TcpListener::from_std(listener);
+    poll.registry()
+        .register(&mut listener, LISTENER, Interest::READABLE)?;
+    let mut conns: Slab<Pipe> = Slab::new();
+    let mut events = Events::with_capacity(1024);
+    ready.listening();
+    loop {
+        if let Err(e) = poll.poll(&mut events, None) {
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        for event in &events {
+            if event.token() == LISTENER {
+                accept_all(&listener, &poll, &mut conns, block)?;
+                continue;
+            }
+            let key = event.token().0;
+            if let Some(pipe) = conns.get_mut(key)
+                && !matches!(echo(pipe), Ok(true))
+            {
+                // Closed by the peer or failed: the client reports failures.
+                conns.remove(key);
+            }
+        }
+    }
+}
+
+fn accept_all(
+    listener: &TcpListener,
+    poll: &Poll,
+    conns: &mut Slab<Pipe>,
+    block: usize,
+) -> io::Result<()> {
+    loop {
+        let mut stream = match listener.accept() {
+            Ok((stream, _)) => stream,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::Interrupted | io::ErrorKind::ConnectionAborted
+                ) =>
+            {
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        stream.set_nodelay(true)?;
+        let entry = conns.vacant_entry();
+        poll.registry().register(
+            &mut stream,
+            Token(entry.key()),
+            Interest::READABLE | Interest::WRITABLE,
+        )?;
+        entry.insert(Pipe::new(stream, block));
+    }
+}
+
+/// Echoes until the socket has nothing more to read or cannot take more;
+/// `false` once the connection is over.
+fn echo(pipe: &mut Pipe) -> io::Result<bool> {
+    let mut drained = false;
+    loop {
+        if !pipe.flush()? || drained {
+            return Ok(true);
+        }
+        match pipe.read()?.map(|(data, drained)| (data.len(), drained)) {
+            None => return Ok(true),
+            Some((0, _)) => return Ok(false),
+            Some((n, short)) => {
+                pipe.echo(n);
+                drained = short;
+            }
+        }
+    }
+}

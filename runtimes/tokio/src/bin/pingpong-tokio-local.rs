@@ -1,0 +1,51 @@
+//! N current-thread tokio runtimes, one per thread, each server thread with
+//! its own SO_REUSEPORT listener ("N contexts / N threads").
+
+use std::io;
+use std::sync::Arc;
+
+use pingpong::{Client, ListenerModel, Server, on_threads, session};
+use pingpong_tokio::{Listen, Tcp};
+use tokio::runtime::{Builder, Runtime};
+
+struct PerThread;
+
+/// A current-thread runtime runs what it spawns on its own thread, so plain
+/// `tokio::spawn` keeps every task there (no LocalSet needed: tokio's streams are Send).
+fn runtime() -> io::Result<Runtime> {
+    Builder::new_current_thread().enable_io().build()
+}
+
+impl pingpong::Runtime for PerThread {
+    const LISTENERS: ListenerModel = ListenerModel::PerThread;
+
+    fn serve(server: Server) -> io::Result<()> {
+        let (block, ready) = (server.block, &server.ready);
+        on_threads("server", server.listeners, |listener| {
+            runtime()?.block_on(async {
+                session::accept_loop(Listen::from_std(listener)?, ready, |stream| {
+                    tokio::spawn(session::echo(stream, block));
+                })
+                .await
+            })
+        })
+    }
+
+    fn client(client: &Arc<Client>) -> io::Result<()> {
+        on_threads("client", (0..client.config.threads).collect(), |thread| {
+            runtime()?.block_on(async {
+                let tasks: Vec<_> = (0..client.connections_of(thread))
+                    .map(|_| tokio::spawn(session::connection::<Tcp>(client.clone())))
+                    .collect();
+                for task in tasks {
+                    task.await?;
+                }
+                Ok(())
+            })
+        })
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    pingpong::cli::main::<PerThread>()
+}
