@@ -93,6 +93,8 @@ pub struct Run {
     pub bytes: u64,
     pub seconds: f64,
     pub connect_seconds: f64,
+    /// Connections that ended cleanly after at least one whole block came back verified.
+    pub verified_connections: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

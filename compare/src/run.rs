@@ -142,14 +142,15 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
                 let cell = &mut results.cells[i];
                 match outcome {
                     Ok(r) => {
-                        eprintln!("{progress}  {:>9.1} MiB/s", r.mib_per_s);
+                        eprintln!("{progress}  {:>9.1} MiB/s", r.mib_per_s());
                         cell.push(Run {
                             order,
-                            mib_per_s: r.mib_per_s,
-                            messages_per_s: r.messages_per_s,
+                            mib_per_s: r.mib_per_s(),
+                            messages_per_s: r.messages_per_s(),
                             bytes: r.bytes,
                             seconds: r.seconds,
                             connect_seconds: r.connect_seconds,
+                            verified_connections: r.verified_connections,
                         });
                     }
                     Err(e) => {

@@ -42,6 +42,7 @@ pub struct Client {
     phase: AtomicU8,
     connected: AtomicUsize,
     bytes: AtomicU64,
+    verified: AtomicUsize,
     failed: AtomicBool,
     first_error: Mutex<Option<String>>,
 }
@@ -54,6 +55,7 @@ impl Client {
             phase: AtomicU8::new(Phase::Running as u8),
             connected: AtomicUsize::new(0),
             bytes: AtomicU64::new(0),
+            verified: AtomicUsize::new(0),
             failed: AtomicBool::new(false),
             first_error: Mutex::new(None),
         }
@@ -67,7 +69,7 @@ impl Client {
         }
     }
 
-    fn set_phase(&self, phase: Phase) {
+    pub(crate) fn set_phase(&self, phase: Phase) {
         self.phase.store(phase as u8, Ordering::Relaxed);
     }
 
@@ -85,6 +87,20 @@ impl Client {
     /// A connection is established, with TCP_NODELAY set.
     pub fn connected(&self) {
         self.connected.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Bytes counted inside the window so far.
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    pub fn verified_connections(&self) -> usize {
+        self.verified.load(Ordering::Relaxed)
+    }
+
+    /// A connection ended cleanly after at least one whole block came back verified.
+    pub(crate) fn verified(&self) {
+        self.verified.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn add_bytes(&self, bytes: u64) {
@@ -226,12 +242,15 @@ fn drive(
         Ok(Err(e)) => return Err(ClientError::Runtime(e)),
         Err(_) => return Err(ClientError::Panicked),
     }
-    Ok(ClientResult::new(
-        config,
-        client.bytes.load(Ordering::Relaxed),
+    Ok(ClientResult {
+        threads: config.threads,
+        connections: config.connections,
+        block: config.block,
+        bytes: client.bytes(),
         seconds,
         connect_seconds,
-    ))
+        verified_connections: client.verified_connections(),
+    })
 }
 
 fn runtime_ended_early(outcome: Outcome) -> ClientError {

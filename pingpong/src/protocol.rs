@@ -151,6 +151,9 @@ impl<'a> Session<'a> {
     /// The server closed its side: fine once the client has stopped, an error before.
     pub fn on_eof(&self) -> Result<(), SessionError> {
         if self.draining {
+            if self.verifier.offset() >= self.client.pattern.len() as u64 {
+                self.client.verified();
+            }
             Ok(())
         } else {
             Err(SessionError::Closed {
@@ -229,5 +232,41 @@ mod tests {
         let data = stream(block, 2 * block);
         let mut v = Verifier::new(&p);
         assert!(v.check(&data[256..]).is_err());
+    }
+
+    fn client(block: usize) -> Client {
+        Client::new(crate::client::ClientConfig {
+            connect: "127.0.0.1:1".parse().unwrap(),
+            threads: 1,
+            connections: 1,
+            block,
+            warmup: std::time::Duration::ZERO,
+            seconds: std::time::Duration::ZERO,
+        })
+    }
+
+    #[test]
+    fn session_counts_only_inside_the_window_then_drains() {
+        let client = client(100);
+        let data = stream(100, 400);
+        {
+            let mut s = Session::new(&client);
+            assert_eq!(s.on_data(&data[..100]).unwrap(), Next::Echo);
+            client.set_phase(Phase::Measuring);
+            assert_eq!(s.on_data(&data[100..250]).unwrap(), Next::Echo);
+            client.set_phase(Phase::Stopping);
+            assert_eq!(s.on_data(&data[250..300]).unwrap(), Next::Stop);
+            assert_eq!(s.on_data(&data[300..]).unwrap(), Next::Drain);
+            s.on_eof().unwrap();
+        }
+        assert_eq!(client.bytes(), 150);
+        assert_eq!(client.verified_connections(), 1);
+    }
+
+    #[test]
+    fn end_of_stream_before_the_stop_is_an_error() {
+        let client = client(100);
+        let s = Session::new(&client);
+        assert!(matches!(s.on_eof(), Err(SessionError::Closed { offset: 0 })));
     }
 }

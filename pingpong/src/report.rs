@@ -5,8 +5,6 @@ use std::net::SocketAddr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::client::ClientConfig;
-
 /// One line of a runtime binary's stdout.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -49,23 +47,18 @@ pub struct ClientResult {
     pub seconds: f64,
     /// Time from the first connect until every connection was up.
     pub connect_seconds: f64,
-    pub mib_per_s: f64,
-    /// Blocks that came back per second.
-    pub messages_per_s: f64,
+    /// Connections that ended cleanly after at least one whole block came back verified.
+    pub verified_connections: usize,
 }
 
 impl ClientResult {
-    pub fn new(config: &ClientConfig, bytes: u64, seconds: f64, connect_seconds: f64) -> Self {
-        Self {
-            threads: config.threads,
-            connections: config.connections,
-            block: config.block,
-            bytes,
-            seconds,
-            connect_seconds,
-            mib_per_s: bytes as f64 / seconds / (1 << 20) as f64,
-            messages_per_s: bytes as f64 / config.block as f64 / seconds,
-        }
+    pub fn mib_per_s(&self) -> f64 {
+        self.bytes as f64 / self.seconds / (1 << 20) as f64
+    }
+
+    /// Blocks that came back per second.
+    pub fn messages_per_s(&self) -> f64 {
+        self.bytes as f64 / self.block as f64 / self.seconds
     }
 }
 

@@ -1,0 +1,103 @@
+//! Runs the real `compare` binary, which builds and runs the real runtime
+//! binaries: real processes, real sockets on loopback.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// Long enough for a cold release build of the runtime binaries on two cores.
+const LIMIT: Duration = Duration::from_secs(900);
+
+/// A fresh folder for one test's results.
+pub fn out_dir(test: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(test);
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// Runs `compare ARGS` to its end, killing it past [`LIMIT`].
+pub fn compare(args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_compare"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting compare");
+    let start = Instant::now();
+    while child.try_wait().expect("waiting for compare").is_none() {
+        if start.elapsed() > LIMIT {
+            let _ = child.kill();
+            panic!("compare {args:?} ran longer than {LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().expect("compare's output")
+}
+
+/// `compare run ARGS --out DIR` that must succeed; returns results.json.
+pub fn run_ok(test: &str, args: &[&str]) -> Value {
+    let out = out_dir(test);
+    let mut all = vec!["run", "--out", out.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let output = compare(&all);
+    assert!(
+        output.status.success(),
+        "compare {all:?} failed ({}):\n{}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = std::fs::read_to_string(out.join("results.json")).expect("results.json");
+    serde_json::from_str(&text).expect("results.json is JSON")
+}
+
+pub fn cells(results: &Value) -> &Vec<Value> {
+    results["cells"].as_array().expect("cells")
+}
+
+/// Checks that a cell is ok and that its figures agree with each other.
+pub fn assert_cell_consistent(cell: &Value, seconds: f64) {
+    let name = format!(
+        "{} (client {}) at {} threads, {} connections",
+        cell["runtime"], cell["client"], cell["threads"], cell["connections"]
+    );
+    assert_eq!(cell["status"], "ok", "{name}: {}", cell["error"]);
+    assert!(cell["error"].is_null(), "{name}");
+    let block = cell["block"].as_f64().unwrap();
+    let connections = cell["connections"].as_u64().unwrap();
+    let runs = cell["runs"].as_array().unwrap();
+    assert!(!runs.is_empty(), "{name}: no runs");
+    for run in runs {
+        let bytes = run["bytes"].as_f64().unwrap();
+        let window = run["seconds"].as_f64().unwrap();
+        assert!(bytes > 0.0, "{name}: no bytes in the window");
+        assert!(
+            window >= seconds && window < seconds + 0.5,
+            "{name}: window of {window} s for {seconds} s asked"
+        );
+        let mib = run["mib_per_s"].as_f64().unwrap();
+        assert!(
+            (mib - bytes / window / 1048576.0).abs() < 1e-6 * mib,
+            "{name}: MiB/s"
+        );
+        let messages = run["messages_per_s"].as_f64().unwrap();
+        assert!(
+            (messages - bytes / block / window).abs() < 1e-6 * messages,
+            "{name}: messages/s"
+        );
+        assert_eq!(
+            run["verified_connections"].as_u64().unwrap(),
+            connections,
+            "{name}: verified connections"
+        );
+    }
+    let summary = &cell["mib_per_s"];
+    let median = summary["median"].as_f64().unwrap();
+    assert!(
+        summary["min"].as_f64().unwrap() <= median && median <= summary["max"].as_f64().unwrap(),
+        "{name}"
+    );
+}
