@@ -44,5 +44,15 @@ fn main() {
         "/// (runtime package, dependency, locked version)\npub const LOCKED: &[(&str, &str, &str)] = &[\n{}];\n",
         rows.concat()
     );
+    let rustc = std::process::Command::new(env::var("RUSTC").unwrap())
+        .arg("--version")
+        .output()
+        .expect("running rustc --version");
+    let rustc = String::from_utf8(rustc.stdout).unwrap();
+    // "rustc 1.95.0 (59807616e 2026-04-14)": the version is the second word.
+    let rustc = rustc.split_whitespace().nth(1).expect("a rustc version");
+    let code = format!(
+        "{code}\n/// The compiler the runtime binaries are built with.\npub const RUSTC_VERSION: &str = {rustc:?};\n"
+    );
     fs::write(out, code).expect("writing locked.rs");
 }

@@ -13,26 +13,94 @@ pub struct Implementation {
     pub krate: &'static str,
     /// The IO model, in words.
     pub model: &'static str,
+    /// Whether `--threads` changes what runs (it does not for thread-per-connection).
+    pub threads_matter: bool,
+    /// What a user should know before picking it.
+    pub note: &'static str,
+}
+
+const fn implementation(
+    name: &'static str,
+    package: &'static str,
+    krate: &'static str,
+    model: &'static str,
+) -> Implementation {
+    Implementation {
+        name,
+        package,
+        krate,
+        model,
+        threads_matter: true,
+        note: "",
+    }
 }
 
 pub const ALL: &[Implementation] = &[
+    implementation(
+        "tokio",
+        "pingpong-tokio",
+        "tokio",
+        "work-stealing multi-thread runtime, one shared IO driver and listener (1 context / N threads)",
+    ),
+    implementation(
+        "tokio-local",
+        "pingpong-tokio",
+        "tokio",
+        "one current-thread runtime per thread, SO_REUSEPORT listener per thread (N contexts / N threads)",
+    ),
+    implementation(
+        "mio",
+        "pingpong-mio",
+        "mio",
+        "baseline: raw mio event loop per thread, no async runtime, SO_REUSEPORT listener per thread",
+    ),
     Implementation {
-        name: "tokio",
-        package: "pingpong-tokio",
-        krate: "tokio",
-        model: "work-stealing multi-thread runtime, one shared IO driver and listener (1 context / N threads)",
+        note: "discontinued upstream in favour of smol",
+        ..implementation(
+            "async-std",
+            "pingpong-async-std",
+            "async-std",
+            "global executor on N threads, one shared async-io reactor and listener",
+        )
     },
+    implementation(
+        "smol",
+        "pingpong-smol",
+        "smol",
+        "one async-executor run by N threads, one shared async-io reactor and listener",
+    ),
+    implementation(
+        "glommio",
+        "pingpong-glommio",
+        "glommio",
+        "io_uring thread-per-core executor per thread, SO_REUSEPORT listener per thread",
+    ),
+    implementation(
+        "monoio",
+        "pingpong-monoio",
+        "monoio",
+        "io_uring runtime per thread, owned-buffer IO, SO_REUSEPORT listener per thread",
+    ),
+    implementation(
+        "monoio-epoll",
+        "pingpong-monoio",
+        "monoio",
+        "the monoio code on its legacy epoll driver, runtime and listener per thread",
+    ),
+    implementation(
+        "compio",
+        "pingpong-compio",
+        "compio",
+        "completion-based io_uring runtime per thread, SO_REUSEPORT listener per thread",
+    ),
     Implementation {
-        name: "tokio-local",
-        package: "pingpong-tokio",
-        krate: "tokio",
-        model: "one current-thread runtime per thread, SO_REUSEPORT listener per thread (N contexts / N threads)",
-    },
-    Implementation {
-        name: "mio",
-        package: "pingpong-mio",
-        krate: "mio",
-        model: "baseline: raw mio event loop per thread, no async runtime, SO_REUSEPORT listener per thread",
+        threads_matter: false,
+        ..implementation(
+            "std-threads",
+            "pingpong-std-threads",
+            "std",
+            "baseline: blocking std::net, one OS thread per connection on both sides, no event loop",
+        )
     },
 ];
 
@@ -41,8 +109,11 @@ impl Implementation {
         format!("pingpong-{}", self.name)
     }
 
-    /// The locked version of the crate it is built on.
+    /// The version of the crate it is built on: locked, or the compiler's for std.
     pub fn version(&self) -> &'static str {
+        if self.krate == "std" {
+            return RUSTC_VERSION;
+        }
         LOCKED
             .iter()
             .find(|(package, dep, _)| *package == self.package && *dep == self.krate)
@@ -84,6 +155,9 @@ mod tests {
     fn unknown_names_get_a_suggestion() {
         let e = find("tokyo").unwrap_err().to_string();
         assert!(e.contains("did you mean tokio?"), "{e}");
-        assert!(e.contains("known: tokio, tokio-local, mio"), "{e}");
+        assert!(
+            e.contains("known: tokio, tokio-local, mio, async-std"),
+            "{e}"
+        );
     }
 }

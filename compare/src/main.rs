@@ -35,12 +35,18 @@ fn main() -> ExitCode {
 
 fn list() {
     let mut table = table::new_table();
-    table.set_header(["implementation", "built on", "IO model"]);
+    table.set_header(["implementation", "built on", "IO model", "note"]);
     for i in implementations::ALL {
+        let note = if i.threads_matter {
+            i.note
+        } else {
+            "--threads has no effect"
+        };
         table.add_row([
             i.name.to_string(),
             format!("{} {}", i.krate, i.version()),
             i.model.to_string(),
+            note.to_string(),
         ]);
     }
     println!("{table}");

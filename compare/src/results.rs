@@ -69,6 +69,8 @@ pub struct Cell {
     pub runtime: String,
     pub version: String,
     pub model: String,
+    /// False where `threads` has no effect (one thread per connection).
+    pub threads_matter: bool,
     /// The client implementation: the same as `runtime` unless fixed.
     pub client: String,
     pub client_version: String,
@@ -78,6 +80,9 @@ pub struct Cell {
     pub placement: Placement,
     pub status: Status,
     pub error: Option<String>,
+    /// For an unavailable cell: a few words of why (`error` has the whole reason).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
     pub runs: Vec<Run>,
     /// Median, min and max over the runs; absent unless the cell is ok.
     pub mib_per_s: Option<Summary>,
@@ -140,6 +145,14 @@ impl Cell {
         if self.status == Status::Ok {
             self.mib_per_s = Summary::of(self.runs.iter().map(|r| r.mib_per_s));
         }
+    }
+
+    /// Marks the cell unavailable: the implementation cannot start here.
+    pub fn set_unavailable(&mut self, short: String, error: String) {
+        self.status = Status::Unavailable;
+        self.unavailable = Some(short);
+        self.error = Some(error);
+        self.mib_per_s = None;
     }
 
     /// Marks the cell failed: one failed repetition means no figure for the cell.

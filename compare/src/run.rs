@@ -102,6 +102,7 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
                 runtime: server.name.into(),
                 version: server.version().into(),
                 model: server.model.into(),
+                threads_matter: server.threads_matter && client.threads_matter,
                 client: client.name.into(),
                 client_version: client.version().into(),
                 threads: load.threads,
@@ -110,6 +111,7 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
                 placement: placement.clone(),
                 status: Status::Ok,
                 error: None,
+                unavailable: None,
                 runs: Vec::new(),
                 mib_per_s: None,
             });
@@ -125,7 +127,7 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
                     load.threads, load.connections, cell.runtime, args.repeat
                 );
                 if cell.status != Status::Ok {
-                    eprintln!("{progress}  skipped: the cell already failed");
+                    eprintln!("{progress}  skipped: the cell has no figure already");
                     continue;
                 }
                 let spec = Spec {
@@ -153,10 +155,16 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
                             verified_connections: r.verified_connections,
                         });
                     }
-                    Err(e) => {
-                        eprintln!("{progress}  FAILED: {e:#}");
-                        cell.fail(format!("{e:#}"));
-                    }
+                    Err(e) => match e.downcast::<runner::Unavailable>() {
+                        Ok(u) => {
+                            eprintln!("{progress}  unavailable: {u}");
+                            cell.set_unavailable(u.short.clone(), u.to_string());
+                        }
+                        Err(e) => {
+                            eprintln!("{progress}  FAILED: {e:#}");
+                            cell.fail(format!("{e:#}"));
+                        }
+                    },
                 }
                 results.save(&path)?;
             }
@@ -169,11 +177,14 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
         started.elapsed().as_secs_f64(),
         path.display()
     );
-    Ok(if results.cells.iter().all(|c| c.status == Status::Ok) {
-        Outcome::AllOk
-    } else {
-        Outcome::SomeFailed
-    })
+    // An unavailable runtime is a fact of the machine, reported, not a failure.
+    Ok(
+        if results.cells.iter().all(|c| c.status != Status::Failed) {
+            Outcome::AllOk
+        } else {
+            Outcome::SomeFailed
+        },
+    )
 }
 
 /// Fails before the first cell when the largest load cannot fit the machine's limits.

@@ -14,7 +14,7 @@ use nix::sched::sched_setaffinity;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use pingpong::client::ClientConfig;
-use pingpong::report::{ClientResult, Line};
+use pingpong::report::{ClientResult, Failure, Line};
 
 use crate::placement::{Placement, cpu_set};
 
@@ -50,7 +50,7 @@ pub fn run_once(spec: &Spec) -> Result<ClientResult> {
     })?;
     let addr = match server.next_line(Instant::now() + READY_DEADLINE)? {
         Line::Ready(ready) => ready.addr,
-        Line::Error(f) => bail!("server: {}", f.message),
+        Line::Error(f) => return Err(failure("server", f)),
         other => bail!("server printed {other:?} instead of its ready line"),
     };
 
@@ -71,7 +71,7 @@ pub fn run_once(spec: &Spec) -> Result<ClientResult> {
     })?;
     let result = match client.next_line(Instant::now() + config.deadline())? {
         Line::Result(result) => result,
-        Line::Error(f) => bail!("client: {}", f.message),
+        Line::Error(f) => return Err(failure("client", f)),
         other => bail!("client printed {other:?} instead of its result"),
     };
     let status = client.wait(EXIT_DEADLINE)?;
@@ -94,6 +94,29 @@ pub fn run_once(spec: &Spec) -> Result<ClientResult> {
         result.block
     );
     Ok(result)
+}
+
+/// The implementation cannot start on this machine: the cell gets no figure
+/// but a reason, and is not a failure of the implementation.
+#[derive(Debug, thiserror::Error)]
+#[error("{side}: {message}")]
+pub struct Unavailable {
+    pub side: &'static str,
+    /// A few words for a table cell.
+    pub short: String,
+    pub message: String,
+}
+
+fn failure(side: &'static str, f: Failure) -> anyhow::Error {
+    match f.unavailable {
+        Some(short) => Unavailable {
+            side,
+            short,
+            message: f.message,
+        }
+        .into(),
+        None => anyhow!("{side}: {}", f.message),
+    }
 }
 
 /// A child process in its own process group, killed with its group when dropped.

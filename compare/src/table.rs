@@ -81,6 +81,12 @@ pub fn render(results: &Results) -> String {
             .filter_map(|r| cells.get(&(l, r.as_str())))
             .any(|c| c.placement.oversubscribed)
     };
+    let threads_ignored = |r: &str| {
+        results
+            .cells
+            .iter()
+            .any(|c| c.runtime == r && !c.threads_matter)
+    };
     let client = match &results.config.client {
         Some(client) => format!(", client: {client}"),
         None => String::new(),
@@ -119,7 +125,12 @@ pub fn render(results: &Results) -> String {
             ),
         };
         let mut table = new_table();
-        table.set_header(std::iter::once(row_name.to_string()).chain(runtimes.iter().cloned()));
+        table.set_header(
+            std::iter::once(row_name.to_string()).chain(runtimes.iter().map(|r| {
+                let mark = if threads_ignored(r) { "†" } else { "" };
+                format!("{r}{mark}")
+            })),
+        );
         for load in rows {
             let label = if row_name == "threads" {
                 load.threads
@@ -186,7 +197,10 @@ fn figure(cell: &Cell) -> String {
         (Status::Ok, Some(s)) => format!("{:.0}", s.median),
         (Status::Ok, None) => "-".into(),
         (Status::Failed, _) => "failed".into(),
-        (Status::Unavailable, _) => "unavailable".into(),
+        (Status::Unavailable, _) => format!(
+            "unavailable: {}",
+            cell.unavailable.as_deref().unwrap_or("see below")
+        ),
     }
 }
 

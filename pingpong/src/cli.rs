@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::Runtime;
 use crate::client::{self, ClientConfig};
 use crate::report::{Failure, Line};
 use crate::server::{self, ServerConfig};
+use crate::{Runtime, deny};
 
 #[derive(Debug, Parser)]
 #[command(about = "One side of the muduo-style TCP pingpong; prints JSON lines on stdout")]
@@ -104,16 +104,28 @@ impl From<ClientArgs> for ClientConfig {
 
 /// The whole `main` of a runtime binary.
 pub fn main<R: Runtime>() -> ExitCode {
-    let outcome = match Cli::parse().command {
-        Command::Server(args) => server::run::<R>(args.into()).map_err(|e| e.to_string()),
-        Command::Client(args) => client::run::<R>(args.into())
-            .map(|result| Line::Result(result).print())
-            .map_err(|e| e.to_string()),
+    let outcome = match deny::apply_from_env() {
+        Err(e) => Err(Failure {
+            message: format!("cannot apply {}: {e}", deny::ENV),
+            unavailable: None,
+        }),
+        Ok(()) => match Cli::parse().command {
+            Command::Server(args) => server::run::<R>(args.into()).map_err(|e| Failure {
+                message: e.to_string(),
+                unavailable: e.unavailable().map(Into::into),
+            }),
+            Command::Client(args) => client::run::<R>(args.into())
+                .map(|result| Line::Result(result).print())
+                .map_err(|e| Failure {
+                    message: e.to_string(),
+                    unavailable: e.unavailable().map(Into::into),
+                }),
+        },
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            Line::Error(Failure { message }).print();
+        Err(failure) => {
+            Line::Error(failure).print();
             ExitCode::FAILURE
         }
     }

@@ -8,9 +8,10 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::gate::Gate;
 use crate::protocol::{SessionError, pattern};
 use crate::report::ClientResult;
-use crate::{Runtime, limits};
+use crate::{Runtime, Unavailable, limits};
 
 /// Where the run is, as every connection sees it after each read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +42,7 @@ pub struct Client {
     pub(crate) pattern: Box<[u8]>,
     phase: AtomicU8,
     connected: AtomicUsize,
+    start: Gate,
     bytes: AtomicU64,
     verified: AtomicUsize,
     failed: AtomicBool,
@@ -54,6 +56,7 @@ impl Client {
             config,
             phase: AtomicU8::new(Phase::Running as u8),
             connected: AtomicUsize::new(0),
+            start: Gate::default(),
             bytes: AtomicU64::new(0),
             verified: AtomicUsize::new(0),
             failed: AtomicBool::new(false),
@@ -84,9 +87,25 @@ impl Client {
         connections / threads + usize::from(thread < connections % threads)
     }
 
-    /// A connection is established, with TCP_NODELAY set.
+    /// A connection is established, with TCP_NODELAY set; it sends nothing
+    /// until the run starts.
     pub fn connected(&self) {
         self.connected.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Whether every connection is up and traffic may start.
+    pub fn started(&self) -> bool {
+        self.start.is_open()
+    }
+
+    /// Waits until every connection is up.
+    pub async fn wait_for_start(&self) {
+        self.start.wait().await
+    }
+
+    /// Wakes `waker` when every connection is up (for event loops).
+    pub fn notify_on_start(&self, waker: &std::task::Waker) {
+        self.start.notify(waker)
     }
 
     /// Bytes counted inside the window so far.
@@ -146,6 +165,16 @@ pub enum ClientError {
     },
     #[error("connections did not finish within {0:?} after the window closed")]
     DrainTimeout(Duration),
+}
+
+impl ClientError {
+    /// Why the runtime cannot start here, if that is the error.
+    pub fn unavailable(&self) -> Option<&'static str> {
+        match self {
+            Self::Runtime(e) => Unavailable::of(e).map(|u| u.short),
+            _ => None,
+        }
+    }
 }
 
 const DRAIN_DEADLINE: Duration = Duration::from_secs(10);
@@ -223,6 +252,7 @@ fn drive(
         thread::sleep(Duration::from_millis(1));
     }
     let connect_seconds = start.elapsed().as_secs_f64();
+    client.start.open();
 
     thread::sleep(config.warmup);
     client.set_phase(Phase::Measuring);

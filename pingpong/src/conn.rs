@@ -1,7 +1,6 @@
 //! What a runtime implements so that the shared protocol runs on it.
 
 use std::io;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::thread;
 
@@ -38,28 +37,20 @@ pub trait Runtime {
 /// style that completion-based runtimes (io_uring) need; readiness-based
 /// runtimes lend the buffer to their read and give it back.
 ///
-/// Futures are not required to be `Send`: a runtime that spawns across threads
-/// proves that at its own (concrete) call site.
+/// Buffers have a capacity of one block and are never reallocated. Futures
+/// need not be `Send`: a runtime that spawns across threads proves that at
+/// its own (concrete) call site.
 #[allow(async_fn_in_trait)]
-pub trait Stream: Sized {
-    async fn connect(addr: SocketAddr) -> io::Result<Self>;
-
-    /// Reads into `buf`'s spare capacity (`buf` comes in empty) and returns
-    /// the byte count with `buf` holding exactly the bytes read.
+pub trait Stream {
+    /// Reads up to `buf.capacity()` bytes; on success `buf[..n]` holds them
+    /// (how long `buf` is otherwise is the implementation's business).
     async fn read(&mut self, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>);
 
-    /// Writes all of `buf`.
-    async fn write_all(&mut self, buf: Vec<u8>) -> (io::Result<()>, Vec<u8>);
+    /// Writes all of `buf[..len]`.
+    async fn write_all(&mut self, buf: Vec<u8>, len: usize) -> (io::Result<()>, Vec<u8>);
 
     /// Half-closes: the peer reads end of stream.
     async fn shutdown_write(&mut self) -> io::Result<()>;
-}
-
-/// A listening socket that yields [`Stream`]s with TCP_NODELAY set.
-#[allow(async_fn_in_trait)]
-pub trait Listener {
-    type Stream: Stream;
-    async fn accept(&mut self) -> io::Result<Self::Stream>;
 }
 
 /// Runs `work` for each item on its own named OS thread and waits for all of

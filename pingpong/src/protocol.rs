@@ -267,6 +267,9 @@ mod tests {
     fn end_of_stream_before_the_stop_is_an_error() {
         let client = client(100);
         let s = Session::new(&client);
-        assert!(matches!(s.on_eof(), Err(SessionError::Closed { offset: 0 })));
+        assert!(matches!(
+            s.on_eof(),
+            Err(SessionError::Closed { offset: 0 })
+        ));
     }
 }

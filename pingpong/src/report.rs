@@ -45,7 +45,8 @@ pub struct ClientResult {
     pub bytes: u64,
     /// The window as measured with a monotonic clock.
     pub seconds: f64,
-    /// Time from the first connect until every connection was up.
+    /// Time from starting the client runtime until every connection was up
+    /// (no traffic flows until then).
     pub connect_seconds: f64,
     /// Connections that ended cleanly after at least one whole block came back verified.
     pub verified_connections: usize,
@@ -65,4 +66,8 @@ impl ClientResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Failure {
     pub message: String,
+    /// Set when the runtime cannot start on this machine at all: a few words
+    /// of why (the message has the whole reason and what to change).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
 }

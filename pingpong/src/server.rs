@@ -10,7 +10,7 @@ use std::time::Duration;
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::report::{Line, Ready as ReadyLine};
-use crate::{ListenerModel, Runtime, limits};
+use crate::{ListenerModel, Runtime, Unavailable, limits};
 
 /// Asked of listen(2); the kernel caps it at net.core.somaxconn.
 const BACKLOG: i32 = 65_535;
@@ -65,6 +65,16 @@ pub enum ServerError {
     Stopped,
     #[error("the runtime served {served} of {listeners} listeners after {START_DEADLINE:?}")]
     StartTimeout { served: usize, listeners: usize },
+}
+
+impl ServerError {
+    /// Why the runtime cannot start here, if that is the error.
+    pub fn unavailable(&self) -> Option<&'static str> {
+        match self {
+            Self::Runtime(e) => Unavailable::of(e).map(|u| u.short),
+            _ => None,
+        }
+    }
 }
 
 /// Binds `count` listeners on one address; several share the port through

@@ -1,11 +1,13 @@
 //! The session loops, written once for every async runtime.
 
+use std::future::Future;
 use std::io;
 use std::sync::Arc;
 
+use crate::Client;
+use crate::Stream;
 use crate::protocol::{Next, Session, SessionError};
 use crate::server::Ready;
-use crate::{Client, Listener, Stream};
 
 /// Echoes every byte it reads, as soon as it reads it, until end of stream.
 ///
@@ -13,14 +15,12 @@ use crate::{Client, Listener, Stream};
 pub async fn echo<S: Stream>(mut stream: S, block: usize) {
     let mut buf = Vec::with_capacity(block);
     loop {
-        buf.clear();
         let (read, b) = stream.read(buf).await;
-        buf = b;
-        match read {
+        let n = match read {
             Ok(0) | Err(_) => return,
-            Ok(_) => {}
-        }
-        let (written, b) = stream.write_all(buf).await;
+            Ok(n) => n,
+        };
+        let (written, b) = stream.write_all(b, n).await;
         buf = b;
         if written.is_err() {
             return;
@@ -28,16 +28,16 @@ pub async fn echo<S: Stream>(mut stream: S, block: usize) {
     }
 }
 
-/// Accepts connections and hands each to `spawn`, until accepting fails for
-/// good. Reports the listener as served before the first accept.
-pub async fn accept_loop<L: Listener>(
-    mut listener: L,
+/// Accepts connections with `accept` and hands each to `spawn`, until
+/// accepting fails for good. Reports the listener as served first.
+pub async fn accept_loop<S>(
     ready: &Ready,
-    mut spawn: impl FnMut(L::Stream),
+    mut accept: impl AsyncFnMut() -> io::Result<S>,
+    mut spawn: impl FnMut(S),
 ) -> io::Result<()> {
     ready.listening();
     loop {
-        match listener.accept().await {
+        match accept().await {
             Ok(stream) => spawn(stream),
             // The peer gave up before we accepted: not the listener's fault.
             Err(e) if e.kind() == io::ErrorKind::ConnectionAborted => {}
@@ -46,33 +46,40 @@ pub async fn accept_loop<L: Listener>(
     }
 }
 
-/// One client connection: connect, write the first block, then verify and
-/// echo until the window closes; half-close and drain. A failure is recorded
+/// One client connection: `connect`, wait until every connection is up,
+/// write the first block, then verify and echo until the window closes;
+/// half-close and drain. A failure is recorded
 /// in `client` and ends only this connection.
-pub async fn connection<S: Stream>(client: Arc<Client>) {
-    if let Err(e) = run_connection::<S>(&client).await {
+pub async fn connection<S: Stream>(
+    client: Arc<Client>,
+    connect: impl Future<Output = io::Result<S>>,
+) {
+    if let Err(e) = run_connection(&client, connect).await {
         client.fail(&e);
     }
 }
 
-async fn run_connection<S: Stream>(client: &Client) -> Result<(), SessionError> {
-    let mut stream = S::connect(client.config.connect)
-        .await
-        .map_err(SessionError::Connect)?;
+async fn run_connection<S: Stream>(
+    client: &Client,
+    connect: impl Future<Output = io::Result<S>>,
+) -> Result<(), SessionError> {
+    let mut stream = connect.await.map_err(SessionError::Connect)?;
     let mut session = Session::new(client);
     client.connected();
-    let (written, mut buf) = stream.write_all(session.first_block().to_vec()).await;
+    client.wait_for_start().await;
+    let first = session.first_block();
+    let (written, mut buf) = stream.write_all(first.to_vec(), first.len()).await;
     written.map_err(|e| session.io_error(e))?;
     loop {
-        buf.clear();
         let (read, b) = stream.read(buf).await;
         buf = b;
-        if read.map_err(|e| session.io_error(e))? == 0 {
+        let n = read.map_err(|e| session.io_error(e))?;
+        if n == 0 {
             return session.on_eof();
         }
-        match session.on_data(&buf)? {
+        match session.on_data(&buf[..n])? {
             Next::Echo => {
-                let (written, b) = stream.write_all(buf).await;
+                let (written, b) = stream.write_all(buf, n).await;
                 buf = b;
                 written.map_err(|e| session.io_error(e))?;
             }

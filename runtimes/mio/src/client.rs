@@ -3,6 +3,8 @@
 
 use std::io;
 use std::net::Shutdown;
+use std::sync::Arc;
+use std::task::{Wake, Waker};
 use std::time::Duration;
 
 use mio::net::TcpStream;
@@ -16,6 +18,20 @@ struct Conn<'a> {
     pipe: Pipe,
     session: Session<'a>,
     connected: bool,
+    started: bool,
+}
+
+/// The token of the start gate's wake-up.
+const START: Token = Token(usize::MAX);
+
+/// Wakes the event loop when the client's start gate opens.
+struct Wakeup(mio::Waker);
+
+impl Wake for Wakeup {
+    fn wake(self: Arc<Self>) {
+        // Failing to wake is failing to start: the driver's deadline reports it.
+        let _ = self.0.wake();
+    }
 }
 
 /// How often a thread looks up from its sockets to see whether another
@@ -37,8 +53,13 @@ pub fn event_loop(client: &Client, connections: usize) -> io::Result<()> {
             pipe: Pipe::new(stream, client.config.block),
             session: Session::new(client),
             connected: false,
+            started: false,
         }));
     }
+    // Held here as well: the gate drops its waker after waking it, and a
+    // dropped mio::Waker takes its pending event with it.
+    let wakeup = Arc::new(Wakeup(mio::Waker::new(poll.registry(), START)?));
+    client.notify_on_start(&Waker::from(wakeup.clone()));
     let mut open = connections;
     while open > 0 && !client.has_failed() {
         if let Err(e) = poll.poll(&mut events, Some(FAILURE_CHECK)) {
@@ -48,18 +69,26 @@ pub fn event_loop(client: &Client, connections: usize) -> io::Result<()> {
             return Err(e);
         }
         for event in &events {
-            let slot = &mut conns[event.token().0];
-            let Some(conn) = slot else { continue };
-            match conn.advance(client) {
-                Ok(true) => {}
-                Ok(false) => {
-                    *slot = None;
-                    open -= 1;
-                }
-                Err(e) => {
-                    client.fail(&e);
-                    *slot = None;
-                    open -= 1;
+            // The gate opened: every connection sends its first block.
+            let tokens = if event.token() == START {
+                0..connections
+            } else {
+                event.token().0..event.token().0 + 1
+            };
+            for token in tokens {
+                let slot = &mut conns[token];
+                let Some(conn) = slot else { continue };
+                match conn.advance(client) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        *slot = None;
+                        open -= 1;
+                    }
+                    Err(e) => {
+                        client.fail(&e);
+                        *slot = None;
+                        open -= 1;
+                    }
                 }
             }
         }
@@ -75,6 +104,12 @@ impl Conn<'_> {
                 return Ok(true);
             }
             client.connected();
+        }
+        if !self.started {
+            if !client.started() {
+                return Ok(true);
+            }
+            self.started = true;
             self.pipe.queue(self.session.first_block());
         }
         let mut drained = false;

@@ -5,7 +5,8 @@ use std::io;
 use std::sync::Arc;
 
 use pingpong::{Client, ListenerModel, Server, on_threads, session};
-use pingpong_tokio::{Listen, Tcp};
+use pingpong_tokio::Tcp;
+use tokio::net::TcpListener;
 use tokio::runtime::{Builder, Runtime};
 
 struct PerThread;
@@ -23,9 +24,14 @@ impl pingpong::Runtime for PerThread {
         let (block, ready) = (server.block, &server.ready);
         on_threads("server", server.listeners, |listener| {
             runtime()?.block_on(async {
-                session::accept_loop(Listen::from_std(listener)?, ready, |stream| {
-                    tokio::spawn(session::echo(stream, block));
-                })
+                let listener = TcpListener::from_std(listener)?;
+                session::accept_loop(
+                    ready,
+                    async || Tcp::accept(&listener).await,
+                    |stream| {
+                        tokio::spawn(session::echo(stream, block));
+                    },
+                )
                 .await
             })
         })
@@ -35,7 +41,12 @@ impl pingpong::Runtime for PerThread {
         on_threads("client", (0..client.config.threads).collect(), |thread| {
             runtime()?.block_on(async {
                 let tasks: Vec<_> = (0..client.connections_of(thread))
-                    .map(|_| tokio::spawn(session::connection::<Tcp>(client.clone())))
+                    .map(|_| {
+                        tokio::spawn(session::connection(
+                            client.clone(),
+                            Tcp::connect(client.config.connect),
+                        ))
+                    })
                     .collect();
                 for task in tasks {
                     task.await?;

@@ -5,7 +5,8 @@ use std::io;
 use std::sync::Arc;
 
 use pingpong::{Client, ListenerModel, Server, session};
-use pingpong_tokio::{Listen, Tcp};
+use pingpong_tokio::Tcp;
+use tokio::net::TcpListener;
 use tokio::runtime::{Builder, Runtime};
 
 struct WorkStealing;
@@ -24,10 +25,14 @@ impl pingpong::Runtime for WorkStealing {
         let rt = runtime(server.threads)?;
         let listener = server.listeners.pop().expect("one shared listener");
         rt.block_on(async {
-            let block = server.block;
-            session::accept_loop(Listen::from_std(listener)?, &server.ready, |stream| {
-                tokio::spawn(session::echo(stream, block));
-            })
+            let listener = TcpListener::from_std(listener)?;
+            session::accept_loop(
+                &server.ready,
+                async || Tcp::accept(&listener).await,
+                |stream| {
+                    tokio::spawn(session::echo(stream, server.block));
+                },
+            )
             .await
         })
     }
@@ -35,7 +40,12 @@ impl pingpong::Runtime for WorkStealing {
     fn client(client: &Arc<Client>) -> io::Result<()> {
         runtime(client.config.threads)?.block_on(async {
             let tasks: Vec<_> = (0..client.config.connections)
-                .map(|_| tokio::spawn(session::connection::<Tcp>(client.clone())))
+                .map(|_| {
+                    tokio::spawn(session::connection(
+                        client.clone(),
+                        Tcp::connect(client.config.connect),
+                    ))
+                })
                 .collect();
             for task in tasks {
                 task.await?;

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -17,10 +18,21 @@ pub fn out_dir(test: &str) -> PathBuf {
     dir
 }
 
+/// One `compare` at a time: tests run in parallel, and two runs at once on a
+/// small machine would starve each other past their deadlines.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
 /// Runs `compare ARGS` to its end, killing it past [`LIMIT`].
 pub fn compare(args: &[&str]) -> Output {
+    compare_with(args, &[])
+}
+
+/// [`compare`] with environment variables set.
+pub fn compare_with(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut child = Command::new(env!("CARGO_BIN_EXE_compare"))
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -1,10 +1,8 @@
 //! Bad input gets one clear sentence and exit code 2, before anything runs.
 
-mod common;
-
 use std::process::Command;
 
-use common::compare;
+use crate::common::{self, compare};
 
 #[test]
 fn unknown_implementation_names_the_known_ones() {
@@ -16,7 +14,7 @@ fn unknown_implementation_names_the_known_ones() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("known: tokio, tokio-local, mio"),
+        stderr.contains("known: tokio, tokio-local, mio, async-std"),
         "{stderr}"
     );
 }
@@ -30,7 +28,8 @@ fn zero_connections_are_refused() {
 
 #[test]
 fn too_few_file_descriptors_say_what_to_change() {
-    // The hard limit is lowered for compare alone, which must refuse before any cell.
+    // The hard limit is lowered for compare alone, which must refuse before
+    // any cell (no run starts, so no turn is taken: see common::compare).
     let out = common::out_dir("nofile");
     let output = Command::new("sh")
         .arg("-c")

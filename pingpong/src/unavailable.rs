@@ -1,0 +1,64 @@
+//! A runtime that cannot start on this machine: a fact about the machine, not
+//! a failure of the runtime, so its cells say "unavailable" with the reason.
+
+use std::io;
+
+#[derive(Debug, thiserror::Error)]
+#[error("{short}: {source}; {advice}")]
+pub struct Unavailable {
+    /// A few words for a table cell.
+    pub short: &'static str,
+    pub source: io::Error,
+    /// What to change.
+    pub advice: &'static str,
+}
+
+impl Unavailable {
+    /// An io_uring instance could not be created: names the likely cause.
+    pub fn io_uring(source: io::Error) -> io::Error {
+        let (short, advice) = match source.kind() {
+            io::ErrorKind::Unsupported => (
+                "no io_uring in this kernel",
+                "io_uring needs Linux 5.6 or newer built with CONFIG_IO_URING",
+            ),
+            io::ErrorKind::PermissionDenied => (
+                "io_uring forbidden",
+                "a seccomp profile (Docker's default blocks io_uring) or kernel.io_uring_disabled \
+                 forbids it: allow io_uring, or leave this runtime out",
+            ),
+            io::ErrorKind::OutOfMemory => (
+                "too little locked memory for io_uring",
+                "raise the locked-memory limit (ulimit -l)",
+            ),
+            _ => (
+                "io_uring could not start",
+                "see the OS error; leave this runtime out until it is fixed",
+            ),
+        };
+        io::Error::other(Unavailable {
+            short,
+            source,
+            advice,
+        })
+    }
+
+    /// Creates and closes a one-entry io_uring: whether this process may use
+    /// io_uring at all, for runtimes that panic rather than report it.
+    pub fn probe_io_uring() -> io::Result<()> {
+        // struct io_uring_params: 120 bytes the kernel reads as zeroes and fills in.
+        let mut params = [0u64; 15];
+        // SAFETY: io_uring_setup(2) writes within the params it is given.
+        let fd = unsafe { libc::syscall(libc::SYS_io_uring_setup, 1u32, params.as_mut_ptr()) };
+        if fd < 0 {
+            return Err(Self::io_uring(io::Error::last_os_error()));
+        }
+        // SAFETY: the descriptor was just created here and is used by nothing else.
+        unsafe { libc::close(fd as libc::c_int) };
+        Ok(())
+    }
+
+    /// The `Unavailable` inside an IO error, if that is what it is.
+    pub fn of(error: &io::Error) -> Option<&Unavailable> {
+        error.get_ref()?.downcast_ref()
+    }
+}

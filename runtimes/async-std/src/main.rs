@@ -1,0 +1,72 @@
+//! async-std's global executor with N threads: one shared executor and IO
+//! reactor, one listener. (async-std is discontinued upstream in favour of
+//! smol; it stays because users still run it.)
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use async_global_executor::GlobalExecutorConfig;
+use async_std::net::{TcpListener, TcpStream};
+use async_std::task;
+use pingpong::futures_io::Compat;
+use pingpong::{Client, ListenerModel, Server, session};
+
+struct GlobalExecutor;
+
+/// async-std runs its tasks on async-global-executor, which starts its
+/// threads once, on first use: size it before anything else touches it.
+fn start_executor(threads: usize) {
+    async_global_executor::init_with_config(
+        GlobalExecutorConfig::default()
+            .with_min_threads(threads)
+            .with_max_threads(threads),
+    );
+}
+
+fn nodelay(stream: TcpStream) -> io::Result<Compat<TcpStream>> {
+    stream.set_nodelay(true)?;
+    Ok(Compat(stream))
+}
+
+async fn connect(addr: SocketAddr) -> io::Result<Compat<TcpStream>> {
+    nodelay(TcpStream::connect(addr).await?)
+}
+
+impl pingpong::Runtime for GlobalExecutor {
+    const LISTENERS: ListenerModel = ListenerModel::Shared;
+
+    fn serve(mut server: Server) -> io::Result<()> {
+        start_executor(server.threads);
+        let listener = TcpListener::from(server.listeners.pop().expect("one shared listener"));
+        task::block_on(session::accept_loop(
+            &server.ready,
+            async || nodelay(listener.accept().await?.0),
+            |stream| {
+                task::spawn(session::echo(stream, server.block));
+            },
+        ))
+    }
+
+    fn client(client: &Arc<Client>) -> io::Result<()> {
+        start_executor(client.config.threads);
+        task::block_on(async {
+            let tasks: Vec<_> = (0..client.config.connections)
+                .map(|_| {
+                    task::spawn(session::connection(
+                        client.clone(),
+                        connect(client.config.connect),
+                    ))
+                })
+                .collect();
+            for task in tasks {
+                task.await;
+            }
+            Ok(())
+        })
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    pingpong::cli::main::<GlobalExecutor>()
+}

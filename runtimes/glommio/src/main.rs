@@ -1,0 +1,78 @@
+//! glommio: one thread-per-core io_uring executor per thread, each server
+//! executor with its own SO_REUSEPORT listener.
+
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::{FromRawFd, IntoRawFd};
+use std::sync::Arc;
+
+use glommio::net::{TcpListener, TcpStream};
+use glommio::{LocalExecutor, LocalExecutorBuilder, Placement, spawn_local};
+use pingpong::futures_io::Compat;
+use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads, session};
+
+struct ThreadPerCore;
+
+/// An executor on this thread. Unbound: the CPUs are the orchestrator's
+/// choice (it pins the whole process), not glommio's. Glommio panics where
+/// io_uring is missing, so its availability is probed first.
+fn executor() -> io::Result<LocalExecutor> {
+    Unavailable::probe_io_uring()?;
+    LocalExecutorBuilder::new(Placement::Unbound)
+        .make()
+        .map_err(|e| Unavailable::io_uring(e.into()))
+}
+
+fn nodelay(stream: TcpStream) -> io::Result<Compat<TcpStream>> {
+    stream.set_nodelay(true)?;
+    Ok(Compat(stream))
+}
+
+async fn connect(addr: SocketAddr) -> io::Result<Compat<TcpStream>> {
+    nodelay(TcpStream::connect(addr).await?)
+}
+
+impl pingpong::Runtime for ThreadPerCore {
+    const LISTENERS: ListenerModel = ListenerModel::PerThread;
+
+    fn serve(server: Server) -> io::Result<()> {
+        let (block, ready) = (server.block, &server.ready);
+        on_threads("server", server.listeners, |listener| {
+            executor()?.run(async {
+                // SAFETY: the descriptor comes from a bound, listening socket given up here.
+                let listener = unsafe { TcpListener::from_raw_fd(listener.into_raw_fd()) };
+                session::accept_loop(
+                    ready,
+                    async || nodelay(listener.accept().await?),
+                    |stream| {
+                        spawn_local(session::echo(stream, block)).detach();
+                    },
+                )
+                .await
+            })
+        })
+    }
+
+    fn client(client: &Arc<Client>) -> io::Result<()> {
+        on_threads("client", (0..client.config.threads).collect(), |thread| {
+            executor()?.run(async {
+                let tasks: Vec<_> = (0..client.connections_of(thread))
+                    .map(|_| {
+                        spawn_local(session::connection(
+                            client.clone(),
+                            connect(client.config.connect),
+                        ))
+                    })
+                    .collect();
+                for task in tasks {
+                    task.await;
+                }
+                Ok(())
+            })
+        })
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    pingpong::cli::main::<ThreadPerCore>()
+}

@@ -1,0 +1,114 @@
+//! monoio, one runtime per thread with per-thread listeners, on either of its
+//! drivers: io_uring or the legacy epoll one. The driver is a type, chosen by
+//! each binary: a ring that cannot start is an error, never a silent epoll.
+
+use std::io;
+use std::marker::PhantomData;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use monoio::buf::IoBuf;
+use monoio::io::{AsyncReadRent, AsyncWriteRent, AsyncWriteRentExt};
+use monoio::net::{TcpListener, TcpStream};
+use monoio::{Buildable, IoUringDriver, LegacyDriver, RuntimeBuilder};
+use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads, session};
+
+/// Submission queue entries: room for a read or write of every one of
+/// 10,000 connections without waiting for the ring (monoio's default is 1,024).
+const RING_ENTRIES: u32 = 16_384;
+
+/// A monoio driver, and what a failure to build it means.
+pub trait Driver: Buildable + monoio::Driver {
+    fn build_error(error: io::Error) -> io::Error;
+}
+
+impl Driver for IoUringDriver {
+    fn build_error(error: io::Error) -> io::Error {
+        Unavailable::io_uring(error)
+    }
+}
+
+impl Driver for LegacyDriver {
+    fn build_error(error: io::Error) -> io::Error {
+        error
+    }
+}
+
+/// One monoio runtime per thread on driver `D`.
+pub struct PerThread<D>(PhantomData<D>);
+
+fn runtime<D: Driver>() -> io::Result<monoio::Runtime<D>> {
+    D::build(RuntimeBuilder::<D>::new().with_entries(RING_ENTRIES)).map_err(D::build_error)
+}
+
+pub struct Tcp(TcpStream);
+
+impl Tcp {
+    async fn connect(addr: SocketAddr) -> io::Result<Self> {
+        let stream = TcpStream::connect_addr(addr).await?;
+        stream.set_nodelay(true)?;
+        Ok(Self(stream))
+    }
+
+    async fn accept(listener: &TcpListener) -> io::Result<Self> {
+        let (stream, _) = listener.accept().await?;
+        stream.set_nodelay(true)?;
+        Ok(Self(stream))
+    }
+}
+
+impl pingpong::Stream for Tcp {
+    async fn read(&mut self, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
+        // monoio reads into the Vec from its start, up to its capacity.
+        self.0.read(buf).await
+    }
+
+    async fn write_all(&mut self, buf: Vec<u8>, len: usize) -> (io::Result<()>, Vec<u8>) {
+        let (written, slice) = self.0.write_all(buf.slice(..len)).await;
+        (written.map(drop), slice.into_inner())
+    }
+
+    async fn shutdown_write(&mut self) -> io::Result<()> {
+        self.0.shutdown().await
+    }
+}
+
+impl<D: Driver> pingpong::Runtime for PerThread<D> {
+    const LISTENERS: ListenerModel = ListenerModel::PerThread;
+
+    fn serve(server: Server) -> io::Result<()> {
+        let (block, ready) = (server.block, &server.ready);
+        on_threads("server", server.listeners, |listener| {
+            runtime::<D>()?.block_on(async {
+                let listener = TcpListener::from_std(listener)?;
+                session::accept_loop(
+                    ready,
+                    async || Tcp::accept(&listener).await,
+                    |stream| {
+                        monoio::spawn(session::echo(stream, block));
+                    },
+                )
+                .await
+            })
+        })
+    }
+
+    fn client(client: &Arc<Client>) -> io::Result<()> {
+        on_threads("client", (0..client.config.threads).collect(), |thread| {
+            runtime::<D>()?.block_on(async {
+                let tasks: Vec<_> = (0..client.connections_of(thread))
+                    .map(|_| {
+                        monoio::spawn(session::connection(
+                            client.clone(),
+                            Tcp::connect(client.config.connect),
+                        ))
+                    })
+                    .collect();
+                for task in tasks {
+                    task.await;
+                }
+                Ok(())
+            })
+        })
+    }
+}

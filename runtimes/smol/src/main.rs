@@ -1,0 +1,84 @@
+//! smol: one async-executor shared by N threads, async-io's reactor, one listener.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::thread;
+
+use pingpong::futures_io::Compat;
+use pingpong::{Client, ListenerModel, Server, session};
+use smol::Executor;
+use smol::net::{TcpListener, TcpStream};
+
+struct SharedExecutor;
+
+fn nodelay(stream: TcpStream) -> io::Result<Compat<TcpStream>> {
+    stream.set_nodelay(true)?;
+    Ok(Compat(stream))
+}
+
+async fn connect(addr: SocketAddr) -> io::Result<Compat<TcpStream>> {
+    nodelay(TcpStream::connect(addr).await?)
+}
+
+/// Runs one executor on `threads` threads, the calling thread among them
+/// running `main` (which spawns the sessions) within the executor.
+/// `smol::block_on`, unlike futures-lite's, drives async-io's reactor on the
+/// thread itself when it would otherwise sleep, instead of waiting to be
+/// woken from async-io's fallback thread.
+fn run<T>(threads: usize, main: impl AsyncFnOnce(&Executor<'_>) -> T) -> T {
+    let ex = Executor::new();
+    let (stop, stopped) = smol::channel::unbounded::<()>();
+    thread::scope(|scope| {
+        for i in 1..threads {
+            let (ex, stopped) = (&ex, stopped.clone());
+            thread::Builder::new()
+                .name(format!("smol-{i}"))
+                .spawn_scoped(scope, move || smol::block_on(ex.run(stopped.recv())))
+                .expect("spawning an executor thread");
+        }
+        let result = smol::block_on(ex.run(main(&ex)));
+        drop(stop);
+        result
+    })
+}
+
+impl pingpong::Runtime for SharedExecutor {
+    const LISTENERS: ListenerModel = ListenerModel::Shared;
+
+    fn serve(mut server: Server) -> io::Result<()> {
+        let listener = TcpListener::try_from(server.listeners.pop().expect("one shared listener"))?;
+        let (ready, block) = (&server.ready, server.block);
+        run(server.threads, async |ex| {
+            session::accept_loop(
+                ready,
+                async || nodelay(listener.accept().await?.0),
+                |stream| {
+                    ex.spawn(session::echo(stream, block)).detach();
+                },
+            )
+            .await
+        })
+    }
+
+    fn client(client: &Arc<Client>) -> io::Result<()> {
+        run(client.config.threads, async |ex| {
+            let tasks: Vec<_> = (0..client.config.connections)
+                .map(|_| {
+                    ex.spawn(session::connection(
+                        client.clone(),
+                        connect(client.config.connect),
+                    ))
+                })
+                .collect();
+            for task in tasks {
+                task.await;
+            }
+            Ok(())
+        })
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    pingpong::cli::main::<SharedExecutor>()
+}
