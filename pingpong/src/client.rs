@@ -45,6 +45,7 @@ pub struct Client {
     start: Gate,
     bytes: AtomicU64,
     verified: AtomicUsize,
+    ended: AtomicUsize,
     failed: AtomicBool,
     first_error: Mutex<Option<String>>,
 }
@@ -59,6 +60,7 @@ impl Client {
             start: Gate::default(),
             bytes: AtomicU64::new(0),
             verified: AtomicUsize::new(0),
+            ended: AtomicUsize::new(0),
             failed: AtomicBool::new(false),
             first_error: Mutex::new(None),
         }
@@ -122,8 +124,11 @@ impl Client {
         self.verified.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(crate) fn add_bytes(&self, bytes: u64) {
+    /// A session is over (its failure, if any, already recorded): its
+    /// window bytes join the total.
+    pub(crate) fn session_ended(&self, bytes: u64) {
         self.bytes.fetch_add(bytes, Ordering::Relaxed);
+        self.ended.fetch_add(1, Ordering::Release);
     }
 
     /// Records a failed connection; the first failure becomes the run's error.
@@ -177,19 +182,28 @@ impl ClientError {
     }
 }
 
-const DRAIN_DEADLINE: Duration = Duration::from_secs(10);
-
 impl ClientConfig {
     /// How long connecting may take: generous, since a full accept queue makes
     /// the kernel retry SYNs after a second or more.
     pub fn connect_deadline(&self) -> Duration {
+        self.per_connection_deadline()
+    }
+
+    /// How long connections may take to see the window close and drain:
+    /// with one thread per connection, 10,000 runnable threads on 2 cores
+    /// wait seconds for their turn.
+    pub fn drain_deadline(&self) -> Duration {
+        self.per_connection_deadline()
+    }
+
+    fn per_connection_deadline(&self) -> Duration {
         Duration::from_secs(10) + Duration::from_millis(self.connections as u64 * 2)
     }
 
     /// The longest a healthy client process can run: connecting, warm-up,
     /// window and draining.
     pub fn deadline(&self) -> Duration {
-        self.connect_deadline() + self.warmup + self.seconds + DRAIN_DEADLINE
+        self.connect_deadline() + self.warmup + self.seconds + self.drain_deadline()
     }
 }
 
@@ -199,7 +213,7 @@ pub fn run<R: Runtime>(config: ClientConfig) -> Result<ClientResult, ClientError
     let client = std::sync::Arc::new(Client::new(config));
     let start = Instant::now();
     let (done_tx, done_rx) = mpsc::channel();
-    let runner = {
+    {
         let client = client.clone();
         thread::Builder::new()
             .name("client-runtime".into())
@@ -209,14 +223,11 @@ pub fn run<R: Runtime>(config: ClientConfig) -> Result<ClientResult, ClientError
                 // The driver may have given up waiting: nobody to tell then.
                 let _ = done_tx.send(outcome);
             })
-            .expect("spawning the client runtime thread")
-    };
-    let outcome = drive(&client, start, &done_rx);
-    if outcome.is_ok() {
-        // The runtime thread has reported, so this join cannot block.
-        runner.join().expect("client runtime thread");
+            .expect("spawning the client runtime thread");
     }
-    outcome
+    // Once the sessions are over the result stands; the runtime's threads
+    // end with the process.
+    drive(&client, start, &done_rx)
 }
 
 type Outcome = std::thread::Result<std::io::Result<()>>;
@@ -228,29 +239,20 @@ fn drive(
     done: &mpsc::Receiver<Outcome>,
 ) -> Result<ClientResult, ClientError> {
     let config = &client.config;
-    let failure = |client: &Client| client.error().map(ClientError::Connection);
+    let wanted = config.connections;
 
-    let deadline = config.connect_deadline();
-    loop {
-        if let Some(e) = failure(client) {
-            return Err(e);
-        }
-        if let Ok(outcome) = done.try_recv() {
-            return Err(runtime_ended_early(outcome));
-        }
-        let connected = client.connected.load(Ordering::Relaxed);
-        if connected >= config.connections {
-            break;
-        }
-        if start.elapsed() > deadline {
-            return Err(ClientError::ConnectTimeout {
-                connected,
-                wanted: config.connections,
-                after: deadline,
-            });
-        }
-        thread::sleep(Duration::from_millis(1));
-    }
+    let connected = || client.connected.load(Ordering::Relaxed) >= wanted;
+    wait_for(
+        client,
+        done,
+        start + config.connect_deadline(),
+        connected,
+        || ClientError::ConnectTimeout {
+            connected: client.connected.load(Ordering::Relaxed),
+            wanted,
+            after: config.connect_deadline(),
+        },
+    )?;
     let connect_seconds = start.elapsed().as_secs_f64();
     client.start.open();
 
@@ -259,28 +261,58 @@ fn drive(
     let window_start = Instant::now();
     thread::sleep(config.seconds);
     client.set_phase(Phase::Stopping);
-    let seconds = window_start.elapsed().as_secs_f64();
+    let window_end = Instant::now();
+    let seconds = (window_end - window_start).as_secs_f64();
 
-    let outcome = done
-        .recv_timeout(DRAIN_DEADLINE)
-        .map_err(|_| ClientError::DrainTimeout(DRAIN_DEADLINE))?;
-    if let Some(e) = failure(client) {
-        return Err(e);
-    }
-    match outcome {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => return Err(ClientError::Runtime(e)),
-        Err(_) => return Err(ClientError::Panicked),
-    }
+    // Every session over, not every thread gone: 10,000 exiting threads can
+    // take longer to tear down than the whole run.
+    let ended = || client.ended.load(Ordering::Acquire) >= wanted;
+    wait_for(
+        client,
+        done,
+        window_end + config.drain_deadline(),
+        ended,
+        || ClientError::DrainTimeout(config.drain_deadline()),
+    )?;
     Ok(ClientResult {
         threads: config.threads,
-        connections: config.connections,
+        connections: wanted,
         block: config.block,
         bytes: client.bytes(),
         seconds,
         connect_seconds,
         verified_connections: client.verified_connections(),
     })
+}
+
+/// Polls until `reached` holds. A failed connection, a runtime that ended
+/// first, or the deadline (the error `late` makes) ends the wait instead.
+fn wait_for(
+    client: &Client,
+    done: &mpsc::Receiver<Outcome>,
+    deadline: Instant,
+    reached: impl Fn() -> bool,
+    late: impl FnOnce() -> ClientError,
+) -> Result<(), ClientError> {
+    loop {
+        if let Some(e) = client.error() {
+            return Err(ClientError::Connection(e));
+        }
+        if reached() {
+            return Ok(());
+        }
+        if let Ok(outcome) = done.try_recv() {
+            return match (outcome, client.error()) {
+                (_, Some(e)) => Err(ClientError::Connection(e)),
+                (Ok(Ok(())), None) if reached() => Ok(()),
+                (outcome, None) => Err(runtime_ended_early(outcome)),
+            };
+        }
+        if Instant::now() > deadline {
+            return Err(late());
+        }
+        thread::sleep(Duration::from_millis(1));
+    }
 }
 
 fn runtime_ended_early(outcome: Outcome) -> ClientError {

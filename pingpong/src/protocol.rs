@@ -106,7 +106,8 @@ pub enum Next {
 ///
 /// Bytes are counted only while the client is in its measurement window; the
 /// count joins the client's total when the session is dropped, so the hot path
-/// touches no shared counter.
+/// touches no shared counter. Drop it only after recording its failure: the
+/// client's driver takes every session ended as the run ended.
 pub struct Session<'a> {
     client: &'a Client,
     verifier: Verifier<'a>,
@@ -173,7 +174,7 @@ impl<'a> Session<'a> {
 
 impl Drop for Session<'_> {
     fn drop(&mut self) {
-        self.client.add_bytes(self.counted);
+        self.client.session_ended(self.counted);
     }
 }
 

@@ -54,17 +54,18 @@ pub async fn connection<S: Stream>(
     client: Arc<Client>,
     connect: impl Future<Output = io::Result<S>>,
 ) {
-    if let Err(e) = run_connection(&client, connect).await {
+    let mut session = Session::new(&client);
+    if let Err(e) = run_connection(&client, &mut session, connect).await {
         client.fail(&e);
     }
 }
 
 async fn run_connection<S: Stream>(
     client: &Client,
+    session: &mut Session<'_>,
     connect: impl Future<Output = io::Result<S>>,
 ) -> Result<(), SessionError> {
     let mut stream = connect.await.map_err(SessionError::Connect)?;
-    let mut session = Session::new(client);
     client.connected();
     client.wait_for_start().await;
     let first = session.first_block();

@@ -9,7 +9,8 @@ use std::future::Future;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::pin::pin;
-use std::sync::Arc;
+use std::sync::mpsc::{self, SendError, SyncSender};
+use std::sync::{Arc, Barrier, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 
@@ -72,11 +73,21 @@ fn block_on<F: Future>(future: F) -> F::Output {
     }
 }
 
+/// Spawns a connection thread. Connection threads run at the lowest priority
+/// (nice 19, which Linux applies per thread): 10,000 of them busy would
+/// otherwise starve the process's own control threads (the client's timer
+/// waking them all, the server's accept loop) for minutes. They all share
+/// that priority, so how they compete with each other is unchanged.
 fn spawn(name: String, work: impl FnOnce() + Send + 'static) -> io::Result<thread::JoinHandle<()>> {
     thread::Builder::new()
         .name(name)
         .stack_size(STACK)
-        .spawn(work)
+        .spawn(|| {
+            // SAFETY: setpriority(2) on the calling thread. Raising one's own
+            // niceness needs no privilege; should it fail, the thread runs as is.
+            unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 19) };
+            work()
+        })
 }
 
 impl pingpong::Runtime for ThreadPerConnection {
@@ -86,13 +97,38 @@ impl pingpong::Runtime for ThreadPerConnection {
         let listener = server.listeners.pop().expect("one shared listener");
         listener.set_nonblocking(false)?;
         let block = server.block;
+        // A thread whose connection ended waits for the next one instead of
+        // exiting: every exit unmaps its stacks under the process's memory-map
+        // lock, and 10,000 of them in a row stall the connections still running
+        // for minutes. Still one thread per live connection.
+        let idle: Arc<Mutex<Vec<SyncSender<Blocking>>>> = Arc::default();
         block_on(session::accept_loop(
             &server.ready,
             async || Blocking::new(listener.accept()?.0),
             |stream| {
+                let waiting = idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+                let stream = match waiting {
+                    Some(thread) => match thread.send(stream) {
+                        Ok(()) => return,
+                        Err(SendError(stream)) => stream,
+                    },
+                    None => stream,
+                };
+                let idle = idle.clone();
                 // A thread that cannot start drops its connection; the client reports it.
                 let _ = spawn("echo".into(), move || {
-                    block_on(session::echo(stream, block))
+                    let (next, connections) = mpsc::sync_channel(0);
+                    let mut stream = stream;
+                    loop {
+                        block_on(session::echo(stream, block));
+                        idle.lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(next.clone());
+                        match connections.recv() {
+                            Ok(another) => stream = another,
+                            Err(_) => return,
+                        }
+                    }
                 });
             },
         ))
@@ -100,12 +136,18 @@ impl pingpong::Runtime for ThreadPerConnection {
 
     fn client(client: &Arc<Client>) -> io::Result<()> {
         let addr: SocketAddr = client.config.connect;
+        // No thread exits before every session is over: each exit unmaps its
+        // stacks under the process's memory-map lock, and 10,000 of them in a
+        // row stall the sessions still running (page faults wait for that lock)
+        // for minutes, with the CPUs idle.
+        let all_ended = Arc::new(Barrier::new(client.config.connections));
         let threads: Vec<_> = (0..client.config.connections)
             .map(|i| {
-                let client = client.clone();
+                let (client, all_ended) = (client.clone(), all_ended.clone());
                 spawn(format!("conn-{i}"), move || {
                     let connect = async { Blocking::new(TcpStream::connect(addr)?) };
                     block_on(session::connection(client, connect));
+                    all_ended.wait();
                 })
             })
             .collect::<io::Result<_>>()?;
