@@ -46,6 +46,37 @@ pub async fn accept_loop<S>(
     }
 }
 
+/// What a runtime's task handle yields: nothing, or whether the task ran to
+/// its end (an error means it panicked or was cancelled).
+pub trait Joined {
+    fn into_result(self) -> io::Result<()>;
+}
+
+impl Joined for () {
+    fn into_result(self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<E: std::fmt::Display> Joined for Result<(), E> {
+    fn into_result(self) -> io::Result<()> {
+        self.map_err(|e| io::Error::other(format!("a connection task did not finish: {e}")))
+    }
+}
+
+/// Starts `count` client connections with `spawn` (which spawns one
+/// [`connection`] on the runtime and returns its handle) and waits for all.
+pub async fn all_connections<H>(count: usize, spawn: impl FnMut() -> H) -> io::Result<()>
+where
+    H: Future<Output: Joined>,
+{
+    let tasks: Vec<H> = std::iter::repeat_with(spawn).take(count).collect();
+    for task in tasks {
+        task.await.into_result()?;
+    }
+    Ok(())
+}
+
 /// One client connection: `connect`, wait until every connection is up,
 /// write the first block, then verify and echo until the window closes;
 /// half-close and drain. A failure is recorded

@@ -51,18 +51,13 @@ impl pingpong::Runtime for GlobalExecutor {
     fn client(client: &Arc<Client>) -> io::Result<()> {
         start_executor(client.config.threads);
         task::block_on(async {
-            let tasks: Vec<_> = (0..client.config.connections)
-                .map(|_| {
-                    task::spawn(session::connection(
-                        client.clone(),
-                        connect(client.config.connect),
-                    ))
-                })
-                .collect();
-            for task in tasks {
-                task.await;
-            }
-            Ok(())
+            session::all_connections(client.config.connections, || {
+                task::spawn(session::connection(
+                    client.clone(),
+                    connect(client.config.connect),
+                ))
+            })
+            .await
         })
     }
 }

@@ -56,18 +56,13 @@ impl pingpong::Runtime for ThreadPerCore {
     fn client(client: &Arc<Client>) -> io::Result<()> {
         on_threads("client", (0..client.config.threads).collect(), |thread| {
             executor()?.run(async {
-                let tasks: Vec<_> = (0..client.connections_of(thread))
-                    .map(|_| {
-                        spawn_local(session::connection(
-                            client.clone(),
-                            connect(client.config.connect),
-                        ))
-                    })
-                    .collect();
-                for task in tasks {
-                    task.await;
-                }
-                Ok(())
+                session::all_connections(client.connections_of(thread), || {
+                    spawn_local(session::connection(
+                        client.clone(),
+                        connect(client.config.connect),
+                    ))
+                })
+                .await
             })
         })
     }

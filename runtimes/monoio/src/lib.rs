@@ -96,18 +96,13 @@ impl<D: Driver> pingpong::Runtime for PerThread<D> {
     fn client(client: &Arc<Client>) -> io::Result<()> {
         on_threads("client", (0..client.config.threads).collect(), |thread| {
             runtime::<D>()?.block_on(async {
-                let tasks: Vec<_> = (0..client.connections_of(thread))
-                    .map(|_| {
-                        monoio::spawn(session::connection(
-                            client.clone(),
-                            Tcp::connect(client.config.connect),
-                        ))
-                    })
-                    .collect();
-                for task in tasks {
-                    task.await;
-                }
-                Ok(())
+                session::all_connections(client.connections_of(thread), || {
+                    monoio::spawn(session::connection(
+                        client.clone(),
+                        Tcp::connect(client.config.connect),
+                    ))
+                })
+                .await
             })
         })
     }

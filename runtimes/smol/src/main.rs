@@ -63,18 +63,13 @@ impl pingpong::Runtime for SharedExecutor {
 
     fn client(client: &Arc<Client>) -> io::Result<()> {
         run(client.config.threads, async |ex| {
-            let tasks: Vec<_> = (0..client.config.connections)
-                .map(|_| {
-                    ex.spawn(session::connection(
-                        client.clone(),
-                        connect(client.config.connect),
-                    ))
-                })
-                .collect();
-            for task in tasks {
-                task.await;
-            }
-            Ok(())
+            session::all_connections(client.config.connections, || {
+                ex.spawn(session::connection(
+                    client.clone(),
+                    connect(client.config.connect),
+                ))
+            })
+            .await
         })
     }
 }

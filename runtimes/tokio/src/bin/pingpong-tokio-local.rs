@@ -40,18 +40,13 @@ impl pingpong::Runtime for PerThread {
     fn client(client: &Arc<Client>) -> io::Result<()> {
         on_threads("client", (0..client.config.threads).collect(), |thread| {
             runtime()?.block_on(async {
-                let tasks: Vec<_> = (0..client.connections_of(thread))
-                    .map(|_| {
-                        tokio::spawn(session::connection(
-                            client.clone(),
-                            Tcp::connect(client.config.connect),
-                        ))
-                    })
-                    .collect();
-                for task in tasks {
-                    task.await?;
-                }
-                Ok(())
+                session::all_connections(client.connections_of(thread), || {
+                    tokio::spawn(session::connection(
+                        client.clone(),
+                        Tcp::connect(client.config.connect),
+                    ))
+                })
+                .await
             })
         })
     }

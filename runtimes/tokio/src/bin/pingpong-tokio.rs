@@ -39,18 +39,13 @@ impl pingpong::Runtime for WorkStealing {
 
     fn client(client: &Arc<Client>) -> io::Result<()> {
         runtime(client.config.threads)?.block_on(async {
-            let tasks: Vec<_> = (0..client.config.connections)
-                .map(|_| {
-                    tokio::spawn(session::connection(
-                        client.clone(),
-                        Tcp::connect(client.config.connect),
-                    ))
-                })
-                .collect();
-            for task in tasks {
-                task.await?;
-            }
-            Ok(())
+            session::all_connections(client.config.connections, || {
+                tokio::spawn(session::connection(
+                    client.clone(),
+                    Tcp::connect(client.config.connect),
+                ))
+            })
+            .await
         })
     }
 }
