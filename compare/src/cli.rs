@@ -6,6 +6,8 @@ use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand};
 use pingpong::protocol::MAX_BLOCK;
 
+use crate::placement::Pin;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "compare",
@@ -23,7 +25,7 @@ pub enum Command {
     List,
     /// Runs the matrix: every implementation at every load, server and client
     /// in separate pinned processes.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
 }
 
 #[derive(Debug, Args)]
@@ -53,10 +55,37 @@ pub struct RunArgs {
     /// Repetitions of each cell; the cell's figure is their median.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000).map(|v| v as usize))]
     pub repeat: usize,
+    /// Mark a cell noisy when its max MiB/s exceeds its min by more than this percentage.
+    #[arg(long, default_value_t = 10.0, value_parser = percent)]
+    pub noisy: f64,
+    /// CPU placement: auto (disjoint sets, one CPU per thread where there are
+    /// enough), none, or SERVER_CPUS/CLIENT_CPUS such as 0-3/4-7.
+    #[arg(long, default_value = "auto")]
+    pub pin: Pin,
+    /// Do not record round-trip times.
+    #[arg(long)]
+    pub no_latency: bool,
     /// Folder for results.json (default: results/<UTC timestamp>).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Continue the interrupted run in this folder with its own options,
+    /// skipping the runs its results.json already holds.
+    #[arg(long, conflicts_with_all = [
+        "runtimes", "client", "connections", "threads", "block", "seconds",
+        "warmup", "repeat", "noisy", "pin", "no_latency", "out",
+    ])]
+    pub resume: Option<PathBuf>,
+    /// Plain progress lines instead of a progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
     /// Take the pingpong-<name> binaries from this folder instead of building them.
     #[arg(long)]
     pub bin_dir: Option<PathBuf>,
+}
+
+fn percent(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("{s} is not a non-negative percentage")),
+    }
 }

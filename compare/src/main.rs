@@ -2,13 +2,16 @@
 
 mod binaries;
 mod cli;
+mod environment;
 mod implementations;
 mod matrix;
 mod placement;
+mod progress;
 mod results;
 mod run;
 mod runner;
 mod table;
+mod usage;
 
 use std::process::ExitCode;
 
@@ -22,7 +25,7 @@ fn main() -> ExitCode {
             list();
             ExitCode::SUCCESS
         }
-        Command::Run(args) => match run::run(args) {
+        Command::Run(args) => match run::run(*args) {
             Ok(run::Outcome::AllOk) => ExitCode::SUCCESS,
             Ok(run::Outcome::SomeFailed) => ExitCode::from(1),
             Err(e) => {

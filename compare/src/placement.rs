@@ -1,6 +1,9 @@
 //! Which CPUs the server and the client run on.
 
-use anyhow::{Context, Result};
+use std::fmt;
+use std::str::FromStr;
+
+use anyhow::{Context, Result, bail, ensure};
 use nix::sched::{CpuSet, sched_getaffinity};
 use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
@@ -22,9 +25,123 @@ pub fn available_cpus() -> Result<Vec<usize>> {
         .collect())
 }
 
+/// `--pin`: how server and client are placed on CPUs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pin {
+    /// Disjoint sets, as many CPUs per side as threads where there are enough.
+    Auto,
+    /// No pinning: both processes may run on every available CPU.
+    None,
+    /// These CPUs for the server, these for the client.
+    Fixed {
+        server: Vec<usize>,
+        client: Vec<usize>,
+    },
+}
+
+impl FromStr for Pin {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(Self::Auto),
+            "none" => Ok(Self::None),
+            _ => {
+                let (server, client) = s.split_once('/').ok_or_else(|| {
+                    format!("{s:?} is not auto, none or SERVER_CPUS/CLIENT_CPUS (e.g. 0-3/4-7)")
+                })?;
+                Ok(Self::Fixed {
+                    server: cpu_list(server)?,
+                    client: cpu_list(client)?,
+                })
+            }
+        }
+    }
+}
+
+impl fmt::Display for Pin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Auto => write!(f, "auto"),
+            Self::None => write!(f, "none"),
+            Self::Fixed { server, client } => {
+                let list = |cpus: &[usize]| {
+                    cpus.iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(",")
+                };
+                write!(f, "{}/{}", list(server), list(client))
+            }
+        }
+    }
+}
+
+/// A CPU list as the kernel writes them: `0-3,6`.
+fn cpu_list(s: &str) -> Result<Vec<usize>, String> {
+    let mut cpus = Vec::new();
+    for part in s.split(',') {
+        let number = |n: &str| {
+            n.trim()
+                .parse::<usize>()
+                .map_err(|_| format!("{n:?} in CPU list {s:?} is not a CPU number"))
+        };
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b) = (number(a)?, number(b)?);
+                if a > b {
+                    return Err(format!("CPU range {part:?} runs backwards"));
+                }
+                cpus.extend(a..=b);
+            }
+            None => cpus.push(number(part)?),
+        }
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    Ok(cpus)
+}
+
+impl Pin {
+    /// Fails when fixed CPUs are not all available to this process.
+    pub fn check(&self, available: &[usize]) -> Result<()> {
+        if let Self::Fixed { server, client } = self {
+            for cpu in server.iter().chain(client) {
+                ensure!(
+                    available.contains(cpu),
+                    "--pin names CPU {cpu}, but this process may only use CPUs {available:?}"
+                );
+            }
+            if server.is_empty() || client.is_empty() {
+                bail!("--pin needs at least one CPU on each side");
+            }
+        }
+        Ok(())
+    }
+
+    /// Where a load of `threads` threads per side runs.
+    pub fn place(&self, cpus: &[usize], threads: usize) -> Placement {
+        match self {
+            Self::Auto => place(cpus, threads),
+            Self::None => Placement {
+                server_cpus: cpus.to_vec(),
+                client_cpus: cpus.to_vec(),
+                oversubscribed: 2 * threads > cpus.len(),
+            },
+            Self::Fixed { server, client } => Placement {
+                server_cpus: server.clone(),
+                client_cpus: client.clone(),
+                oversubscribed: threads > server.len()
+                    || threads > client.len()
+                    || server.iter().any(|c| client.contains(c)),
+            },
+        }
+    }
+}
+
 /// Disjoint CPU sets for server and client, `threads` each when there are
 /// enough CPUs, else half the CPUs each; one CPU is shared by both.
-pub fn place(cpus: &[usize], threads: usize) -> Placement {
+fn place(cpus: &[usize], threads: usize) -> Placement {
     if cpus.len() < 2 {
         return Placement {
             server_cpus: cpus.to_vec(),
@@ -83,5 +200,34 @@ mod tests {
     #[test]
     fn one_cpu_is_shared() {
         assert!(place(&[3], 1).oversubscribed);
+    }
+
+    #[test]
+    fn pin_parses_and_prints_cpu_lists() {
+        let pin: Pin = "0-2,5/6,7".parse().unwrap();
+        assert_eq!(
+            pin,
+            Pin::Fixed {
+                server: vec![0, 1, 2, 5],
+                client: vec![6, 7]
+            }
+        );
+        assert_eq!(pin.to_string(), "0,1,2,5/6,7");
+        assert_eq!("auto".parse(), Ok(Pin::Auto));
+        assert_eq!("none".parse(), Ok(Pin::None));
+        for bad in ["", "0-3", "a/1", "3-1/0", "0/"] {
+            assert!(bad.parse::<Pin>().is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn fixed_pins_are_checked_and_marked() {
+        let pin: Pin = "0/0".parse().unwrap();
+        assert!(pin.check(&[0, 1]).is_ok());
+        assert!(pin.place(&[0, 1], 1).oversubscribed, "shared CPU");
+        assert!("0/2".parse::<Pin>().unwrap().check(&[0, 1]).is_err());
+        let none = Pin::None.place(&[0, 1, 2, 3], 2);
+        assert_eq!((none.server_cpus.len(), none.oversubscribed), (4, false));
+        assert!(Pin::None.place(&[0, 1], 2).oversubscribed);
     }
 }

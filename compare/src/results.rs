@@ -1,15 +1,18 @@
 //! The results file (schema 1): what a run measured, as data. Later readers
 //! (tables, reports, regression checks) read only this.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::io::Write;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, ensure};
 use serde::{Deserialize, Serialize};
 
+use crate::implementations::Implementation;
 use crate::matrix::Load;
 use crate::placement::Placement;
+use crate::usage::Usage;
 
 pub const SCHEMA: u32 = 1;
 
@@ -22,20 +25,44 @@ pub struct Results {
     pub cells: Vec<Cell>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Suite {
     pub version: String,
     /// The git commit of the source tree, with "-dirty" for uncommitted changes.
     pub commit: Option<String>,
+    /// Whether tracked files differed from the commit.
+    #[serde(default)]
+    pub dirty: Option<bool>,
+    /// `rustc --version` of the toolchain that built the binaries.
+    #[serde(default)]
+    pub rustc: Option<String>,
+    /// The cargo profile the binaries were built with.
+    #[serde(default)]
+    pub profile: Option<String>,
+    /// SHA-256 (hex) of every binary that ran, by file name.
+    #[serde(default)]
+    pub binaries: BTreeMap<String, String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Host {
+    pub name: Option<String>,
     /// CPUs this run could use.
     pub cpus: Vec<usize>,
+    pub cpu_model: Option<String>,
+    pub logical_cpus: Option<usize>,
+    pub physical_cores: Option<usize>,
+    pub memory_kib: Option<u64>,
     pub kernel: Option<String>,
     /// net.core.somaxconn: the cap on every listener's accept backlog.
     pub somaxconn: Option<u32>,
+    /// Whether this process could create an io_uring, and if not, why.
+    pub io_uring: Option<bool>,
+    pub io_uring_error: Option<String>,
+    /// RLIMIT_NOFILE of the orchestrator; runtime processes raise soft to hard.
+    pub nofile_soft: Option<u64>,
+    pub nofile_hard: Option<u64>,
 }
 
 /// The options of the run.
@@ -51,7 +78,22 @@ pub struct Config {
     pub repeat: usize,
     /// The command line, to reproduce the run.
     pub command: String,
+    /// RFC 3339 times the run started and (absent while it runs) ended.
     pub started: String,
+    #[serde(default)]
+    pub ended: Option<String>,
+    /// `--pin`: auto, none, or SERVER_CPUS/CLIENT_CPUS.
+    #[serde(default)]
+    pub pin: Option<String>,
+    /// A cell whose max/min MiB/s exceeds 1 + this / 100 is marked noisy.
+    #[serde(default)]
+    pub noisy_percent: Option<f64>,
+    /// Whether round-trip times were recorded.
+    #[serde(default)]
+    pub latency: Option<bool>,
+    /// RFC 3339 times the run was resumed with `--resume`.
+    #[serde(default)]
+    pub resumed: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -86,6 +128,27 @@ pub struct Cell {
     pub runs: Vec<Run>,
     /// Median, min and max over the runs; absent unless the cell is ok.
     pub mib_per_s: Option<Summary>,
+    /// The other figures, summarized the same way; absent unless the cell is ok.
+    #[serde(default)]
+    pub figures: Option<Figures>,
+    /// The runs' MiB/s spread (max / min) exceeds the run's noise threshold.
+    #[serde(default)]
+    pub noisy: bool,
+}
+
+/// Median, min and max over a cell's runs of each figure (absent where no
+/// run has it, e.g. round-trip times with `--no-latency`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Figures {
+    pub messages_per_s: Option<Summary>,
+    pub rtt_p50_us: Option<Summary>,
+    pub rtt_p99_us: Option<Summary>,
+    pub server_cpu_percent: Option<Summary>,
+    pub client_cpu_percent: Option<Summary>,
+    pub server_peak_rss_kib: Option<Summary>,
+    pub client_peak_rss_kib: Option<Summary>,
+    pub mib_per_server_cpu_s: Option<Summary>,
+    pub connect_seconds: Option<Summary>,
 }
 
 /// One repetition of a cell.
@@ -100,6 +163,57 @@ pub struct Run {
     pub connect_seconds: f64,
     /// Connections that ended cleanly after at least one whole block came back verified.
     pub verified_connections: usize,
+    /// Round-trip times of blocks inside the window.
+    #[serde(default)]
+    pub rtt: Option<Rtt>,
+    /// What each process spent over the window.
+    #[serde(default)]
+    pub server_usage: Option<Usage>,
+    #[serde(default)]
+    pub client_usage: Option<Usage>,
+    /// MiB/s per server core busy: MiB moved per CPU-second of the server.
+    #[serde(default)]
+    pub mib_per_server_cpu_s: Option<f64>,
+    /// The CPUs each process found in its own affinity: the pinning applied.
+    #[serde(default)]
+    pub server_cpus: Vec<usize>,
+    #[serde(default)]
+    pub client_cpus: Vec<usize>,
+}
+
+/// Round-trip time percentiles of one run, in microseconds, and the
+/// histogram they come from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rtt {
+    /// Round trips recorded (blocks that came back inside the window).
+    pub count: u64,
+    pub mean_us: f64,
+    pub p50_us: f64,
+    pub p90_us: f64,
+    pub p95_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub max_us: f64,
+    /// Nanoseconds, HdrHistogram V2 encoding, base64.
+    pub histogram: String,
+}
+
+impl Rtt {
+    pub fn from_histogram(encoded: String) -> Result<Self> {
+        let h = pingpong::latency::decode(&encoded).context("the client's RTT histogram")?;
+        let us = |q: f64| h.value_at_quantile(q) as f64 / 1000.0;
+        Ok(Self {
+            count: h.len(),
+            mean_us: h.mean() / 1000.0,
+            p50_us: us(0.5),
+            p90_us: us(0.9),
+            p95_us: us(0.95),
+            p99_us: us(0.99),
+            p999_us: us(0.999),
+            max_us: h.max() as f64 / 1000.0,
+            histogram: encoded,
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -139,12 +253,29 @@ impl Cell {
         }
     }
 
-    /// Adds a successful repetition.
-    pub fn push(&mut self, run: Run) {
+    /// Adds a successful repetition; `noisy_percent` is the run's threshold.
+    pub fn push(&mut self, run: Run, noisy_percent: f64) {
         self.runs.push(run);
-        if self.status == Status::Ok {
-            self.mib_per_s = Summary::of(self.runs.iter().map(|r| r.mib_per_s));
+        if self.status != Status::Ok {
+            return;
         }
+        self.mib_per_s = Summary::of(self.runs.iter().map(|r| r.mib_per_s));
+        self.noisy = self
+            .mib_per_s
+            .is_some_and(|s| s.max > s.min * (1.0 + noisy_percent / 100.0));
+        let runs = &self.runs;
+        let of = |f: &dyn Fn(&Run) -> Option<f64>| Summary::of(runs.iter().filter_map(f));
+        self.figures = Some(Figures {
+            messages_per_s: of(&|r| Some(r.messages_per_s)),
+            rtt_p50_us: of(&|r| Some(r.rtt.as_ref()?.p50_us)),
+            rtt_p99_us: of(&|r| Some(r.rtt.as_ref()?.p99_us)),
+            server_cpu_percent: of(&|r| Some(r.server_usage?.cpu_percent)),
+            client_cpu_percent: of(&|r| Some(r.client_usage?.cpu_percent)),
+            server_peak_rss_kib: of(&|r| Some(r.server_usage?.peak_rss_kib as f64)),
+            client_peak_rss_kib: of(&|r| Some(r.client_usage?.peak_rss_kib as f64)),
+            mib_per_server_cpu_s: of(&|r| r.mib_per_server_cpu_s),
+            connect_seconds: of(&|r| Some(r.connect_seconds)),
+        });
     }
 
     /// Marks the cell unavailable: the implementation cannot start here.
@@ -153,6 +284,7 @@ impl Cell {
         self.unavailable = Some(short);
         self.error = Some(error);
         self.mib_per_s = None;
+        self.figures = None;
     }
 
     /// Marks the cell failed: one failed repetition means no figure for the cell.
@@ -161,11 +293,67 @@ impl Cell {
             self.status = Status::Failed;
             self.error = Some(error);
             self.mib_per_s = None;
+            self.figures = None;
         }
     }
 }
 
 impl Results {
+    /// Reads a results file of this schema.
+    pub fn load(path: &Path) -> Result<Self> {
+        let text =
+            fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let value: serde_json::Value = serde_json::from_str(&text)
+            .with_context(|| format!("{} is not valid JSON", path.display()))?;
+        let schema = value.get("schema").and_then(serde_json::Value::as_u64);
+        ensure!(
+            schema == Some(SCHEMA.into()),
+            "{} has results schema {}, but this compare reads schema {SCHEMA}",
+            path.display(),
+            schema.map_or("(none)".into(), |s| s.to_string())
+        );
+        serde_json::from_value(value)
+            .with_context(|| format!("{} is not a valid results file", path.display()))
+    }
+
+    /// The index of the cell of `server` at `load`, made (with no runs) if new.
+    pub fn cell_index(
+        &mut self,
+        server: &Implementation,
+        client: Option<&Implementation>,
+        load: Load,
+        block: usize,
+        placement: &Placement,
+    ) -> usize {
+        let client = client.unwrap_or(server);
+        let found = self.cells.iter().position(|c| {
+            (c.runtime.as_str(), c.client.as_str(), c.load(), c.block)
+                == (server.name, client.name, load, block)
+        });
+        found.unwrap_or_else(|| {
+            self.cells.push(Cell {
+                runtime: server.name.into(),
+                version: server.version().into(),
+                model: server.model.into(),
+                threads_matter: server.threads_matter && client.threads_matter,
+                client: client.name.into(),
+                client_version: client.version().into(),
+                threads: load.threads,
+                connections: load.connections,
+                block,
+                placement: placement.clone(),
+                status: Status::Ok,
+                error: None,
+                unavailable: None,
+                runs: Vec::new(),
+                mib_per_s: None,
+                figures: None,
+                noisy: false,
+            });
+            self.cells.len() - 1
+        })
+    }
+
     /// Writes the file so that it is complete at every moment: a new file
     /// renamed over the old one.
     pub fn save(&self, path: &Path) -> Result<()> {
@@ -184,6 +372,30 @@ impl Results {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_from_before_the_additions_still_loads() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../reports/2026-11-30-vm-2cpu/results.json");
+        let old = Results::load(&path).unwrap();
+        assert_eq!(old.cells.len(), 110);
+        assert!(old.cells.iter().all(|c| c.figures.is_none() && !c.noisy));
+        assert!(old.cells[0].runs[0].rtt.is_none());
+    }
+
+    #[test]
+    fn an_unknown_schema_is_refused_by_name() {
+        let dir = std::env::temp_dir().join(format!("schema-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("results.json");
+        fs::write(&path, r#"{"schema": 2, "cells": []}"#).unwrap();
+        let e = format!("{:#}", Results::load(&path).unwrap_err());
+        assert!(e.contains("schema 2") && e.contains("schema 1"), "{e}");
+        fs::write(&path, r#"{"schema": 1, "cells": ["#).unwrap();
+        let e = format!("{:#}", Results::load(&path).unwrap_err());
+        assert!(e.contains("not valid JSON") && e.contains("line 1"), "{e}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn summary_is_median_min_max() {

@@ -2,18 +2,18 @@
 //! the results file saved after every repetition, the tables at the end.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 
 use crate::cli::RunArgs;
 use crate::implementations::{self, Implementation};
 use crate::matrix;
-use crate::placement::{self, place};
-use crate::results::{self, Cell, Config, Host, Results, Run, Status, Suite};
-use crate::runner::{self, Spec};
-use crate::{binaries, table};
+use crate::placement::{self, Pin};
+use crate::progress::Progress;
+use crate::results::{self, Config, Host, Results, Rtt, Run, Status, Suite};
+use crate::runner::{self, Measurement, Spec};
+use crate::{binaries, environment, table};
 
 /// What a finished run found.
 pub enum Outcome {
@@ -22,7 +22,148 @@ pub enum Outcome {
 }
 
 pub fn run(args: RunArgs) -> Result<Outcome> {
-    let servers: Vec<&Implementation> = if args.runtimes.is_empty() {
+    let (mut results, out) = match &args.resume {
+        Some(dir) => (resume(dir)?, dir.clone()),
+        None => fresh(&args)?,
+    };
+    let path = out.join("results.json");
+    let config = results.config.clone();
+    let plan = Plan::of(&config)?;
+    let most = config.loads.iter().map(|l| l.connections).max();
+    check_connection_limits(most.context("the run has no loads")?)?;
+    let cpus = placement::available_cpus()?;
+    plan.pin.check(&cpus)?;
+
+    let mut needed = plan.servers.clone();
+    needed.extend(plan.client);
+    let bins = binaries::locate(&needed, args.bin_dir.as_deref())?;
+    let suite = environment::suite(&bins, args.bin_dir.is_none())?;
+    if args.resume.is_some() && suite.binaries != results.suite.binaries {
+        bail!(
+            "the binaries differ from those the run in {} started with: finish it with the \
+             same build (--bin-dir), or start a new run",
+            out.display()
+        );
+    }
+    results.suite = suite;
+    if args.resume.is_none() {
+        results.host = environment::host(cpus.clone());
+    }
+    // Saved before the first cell: an unwritable folder fails now, not after minutes.
+    results.save(&path)?;
+
+    let total = config.loads.len() * config.repeat * plan.servers.len();
+    let done: usize = results.cells.iter().map(|c| c.runs.len()).sum();
+    let mut progress = Progress::new(total, done, args.quiet);
+    progress.note(&format!(
+        "{total} runs: {} loads x {} implementations x {} repetitions, {:.2} s each at least; results in {}",
+        config.loads.len(),
+        plan.servers.len(),
+        config.repeat,
+        config.warmup + config.seconds,
+        path.display()
+    ));
+    if config
+        .loads
+        .iter()
+        .any(|l| plan.pin.place(&cpus, l.threads).oversubscribed)
+    {
+        progress.note(&format!(
+            "note: {} CPUs available: loads with more threads than CPUs per side are oversubscribed (marked *)",
+            cpus.len()
+        ));
+    }
+
+    let started = Instant::now();
+    let mut order = results
+        .cells
+        .iter()
+        .flat_map(|c| c.runs.iter().map(|r| r.order))
+        .max()
+        .unwrap_or(0);
+    for load in &config.loads {
+        let placement = plan.pin.place(&cpus, load.threads);
+        let cells: Vec<usize> = plan
+            .servers
+            .iter()
+            .map(|server| results.cell_index(server, plan.client, *load, config.block, &placement))
+            .collect();
+        // Repetitions interleave the implementations (A B C, A B C, ...), so that
+        // the machine's drift over time hits every implementation alike.
+        for repetition in 1..=config.repeat {
+            for &i in &cells {
+                let cell = &results.cells[i];
+                if cell.runs.len() >= repetition {
+                    continue;
+                }
+                let what = format!(
+                    "{:>2} threads {:>5} connections  {:<12} run {repetition}/{}",
+                    load.threads, load.connections, cell.runtime, config.repeat
+                );
+                if cell.status != Status::Ok {
+                    progress.finished(&format!("{what}  skipped: the cell has no figure already"));
+                    continue;
+                }
+                progress.start(&what);
+                order += 1;
+                let spec = Spec {
+                    server: &bins[&format!("pingpong-{}", cell.runtime)],
+                    client: &bins[&format!("pingpong-{}", cell.client)],
+                    threads: load.threads,
+                    connections: load.connections,
+                    block: config.block,
+                    warmup: Duration::from_secs_f64(config.warmup),
+                    seconds: Duration::from_secs_f64(config.seconds),
+                    latency: plan.latency,
+                    placement: &placement,
+                };
+                let outcome = runner::run_once(&spec).and_then(|m| run_of(order, m));
+                let cell = &mut results.cells[i];
+                match outcome {
+                    Ok(run) => {
+                        progress.finished(&format!("{what}  {}", brief(&run)));
+                        cell.push(run, plan.noisy_percent);
+                    }
+                    Err(e) => match e.downcast::<runner::Unavailable>() {
+                        Ok(u) => {
+                            progress.finished(&format!("{what}  unavailable: {u}"));
+                            cell.set_unavailable(u.short.clone(), u.to_string());
+                        }
+                        Err(e) => {
+                            progress.finished(&format!("{what}  FAILED: {e:#}"));
+                            cell.fail(format!("{e:#}"));
+                        }
+                    },
+                }
+                results.save(&path)?;
+            }
+        }
+    }
+    progress.finish();
+    results.config.ended = Some(chrono::Utc::now().to_rfc3339());
+    results.save(&path)?;
+
+    print!("{}", table::render(&results));
+    println!(
+        "\n{} runs in {:.0} s; results: {}",
+        total - done,
+        started.elapsed().as_secs_f64(),
+        path.display()
+    );
+    // An unavailable runtime is a fact of the machine, reported, not a failure.
+    Ok(
+        if results.cells.iter().all(|c| c.status != Status::Failed) {
+            Outcome::AllOk
+        } else {
+            Outcome::SomeFailed
+        },
+    )
+}
+
+/// A new run's results (no cells yet) and its folder.
+fn fresh(args: &RunArgs) -> Result<(Results, PathBuf)> {
+    let names = |impls: Vec<&Implementation>| impls.iter().map(|i| i.name.to_string()).collect();
+    let runtimes = if args.runtimes.is_empty() {
         implementations::ALL.iter().collect()
     } else {
         args.runtimes
@@ -41,150 +182,122 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
         (threads, []) => matrix::cross(threads, &[100, 1000]),
         (threads, connections) => matrix::cross(threads, connections),
     };
-    let most = loads.iter().map(|l| l.connections).max().expect("a load");
-    check_connection_limits(most)?;
-    let cpus = placement::available_cpus()?;
-
     let out = args.out.clone().unwrap_or_else(default_out);
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
-    let path = out.join("results.json");
-
-    let mut needed = servers.clone();
-    needed.extend(client);
-    let bins = binaries::locate(&needed, args.bin_dir.as_deref())?;
-
-    let mut results = Results {
+    let results = Results {
         schema: results::SCHEMA,
-        suite: suite(),
-        host: host(cpus.clone()),
+        suite: Suite::default(),
+        host: Host::default(),
         config: Config {
-            runtimes: servers.iter().map(|i| i.name.to_string()).collect(),
+            runtimes: names(runtimes),
             client: client.map(|c| c.name.to_string()),
-            loads: loads.clone(),
+            loads,
             block: args.block,
             seconds: args.seconds,
             warmup: args.warmup,
             repeat: args.repeat,
             command: std::env::args().collect::<Vec<_>>().join(" "),
             started: chrono::Utc::now().to_rfc3339(),
+            ended: None,
+            pin: Some(args.pin.to_string()),
+            noisy_percent: Some(args.noisy),
+            latency: Some(!args.no_latency),
+            resumed: Vec::new(),
         },
         cells: Vec::new(),
     };
-    // Saved before the first cell: an unwritable folder fails now, not after minutes.
-    results.save(&path)?;
+    Ok((results, out))
+}
 
-    let total = loads.len() * args.repeat * servers.len();
-    let per_run = args.warmup + args.seconds;
-    eprintln!(
-        "{total} runs: {} loads x {} implementations x {} repetitions (at least {:.0} s); results in {}",
-        loads.len(),
-        servers.len(),
-        args.repeat,
-        total as f64 * per_run,
-        path.display()
+/// The results of an interrupted run, to continue.
+fn resume(dir: &Path) -> Result<Results> {
+    let mut results = Results::load(&dir.join("results.json"))?;
+    results.config.resumed.push(chrono::Utc::now().to_rfc3339());
+    results.config.ended = None;
+    Ok(results)
+}
+
+/// A run's options, resolved.
+struct Plan {
+    servers: Vec<&'static Implementation>,
+    client: Option<&'static Implementation>,
+    pin: Pin,
+    noisy_percent: f64,
+    latency: bool,
+}
+
+impl Plan {
+    fn of(config: &Config) -> Result<Self> {
+        Ok(Self {
+            servers: config
+                .runtimes
+                .iter()
+                .map(|n| implementations::find(n))
+                .collect::<Result<_>>()?,
+            client: config
+                .client
+                .as_deref()
+                .map(implementations::find)
+                .transpose()?,
+            pin: config
+                .pin
+                .as_deref()
+                .unwrap_or("auto")
+                .parse()
+                .map_err(anyhow::Error::msg)?,
+            noisy_percent: config.noisy_percent.unwrap_or(10.0),
+            latency: config.latency.unwrap_or(true),
+        })
+    }
+}
+
+/// A repetition's record, from what the runner measured.
+fn run_of(order: usize, m: Measurement) -> Result<Run> {
+    let r = &m.result;
+    ensure!(
+        r.bytes > 0,
+        "no byte came back inside the {:.2} s window: at this load a round trip takes longer \
+         than the warm-up and the window; lengthen --warmup or --seconds",
+        r.seconds
     );
-    if loads.iter().any(|l| place(&cpus, l.threads).oversubscribed) {
-        eprintln!(
-            "note: {} CPUs available: loads with more than {} thread(s) per side are oversubscribed (marked *)",
-            cpus.len(),
-            cpus.len() / 2
+    let mib_per_s = r.mib_per_s();
+    Ok(Run {
+        order,
+        mib_per_s,
+        messages_per_s: r.messages_per_s(),
+        bytes: r.bytes,
+        seconds: r.seconds,
+        connect_seconds: r.connect_seconds,
+        verified_connections: r.verified_connections,
+        rtt: r
+            .rtt_histogram
+            .clone()
+            .map(Rtt::from_histogram)
+            .transpose()?,
+        mib_per_server_cpu_s: m
+            .server_usage
+            .filter(|u| u.cpu_percent > 0.0)
+            .map(|u| mib_per_s / (u.cpu_percent / 100.0)),
+        server_usage: m.server_usage,
+        client_usage: m.client_usage,
+        server_cpus: m.server_cpus,
+        client_cpus: r.cpus.clone(),
+    })
+}
+
+/// A run's outcome in one line.
+fn brief(run: &Run) -> String {
+    let mut line = format!("{:>9.1} MiB/s", run.mib_per_s);
+    if let Some(rtt) = &run.rtt {
+        line += &format!("  p99 {:>8.0} us", rtt.p99_us);
+    }
+    if let (Some(s), Some(c)) = (run.server_usage, run.client_usage) {
+        line += &format!(
+            "  CPU server {:>4.0}% client {:>4.0}%",
+            s.cpu_percent, c.cpu_percent
         );
     }
-
-    let started = Instant::now();
-    let mut order = 0;
-    for load in &loads {
-        let placement = place(&cpus, load.threads);
-        let first = results.cells.len();
-        for server in &servers {
-            let client = client.unwrap_or(server);
-            results.cells.push(Cell {
-                runtime: server.name.into(),
-                version: server.version().into(),
-                model: server.model.into(),
-                threads_matter: server.threads_matter && client.threads_matter,
-                client: client.name.into(),
-                client_version: client.version().into(),
-                threads: load.threads,
-                connections: load.connections,
-                block: args.block,
-                placement: placement.clone(),
-                status: Status::Ok,
-                error: None,
-                unavailable: None,
-                runs: Vec::new(),
-                mib_per_s: None,
-            });
-        }
-        // Repetitions interleave the implementations (A B C, A B C, ...), so that
-        // the machine's drift over time hits every implementation alike.
-        for repetition in 1..=args.repeat {
-            for i in first..results.cells.len() {
-                order += 1;
-                let cell = &results.cells[i];
-                let progress = format!(
-                    "[{order:>4}/{total}] {:>2} threads {:>5} connections  {:<12} run {repetition}/{}",
-                    load.threads, load.connections, cell.runtime, args.repeat
-                );
-                if cell.status != Status::Ok {
-                    eprintln!("{progress}  skipped: the cell has no figure already");
-                    continue;
-                }
-                let spec = Spec {
-                    server: &bins[&format!("pingpong-{}", cell.runtime)],
-                    client: &bins[&format!("pingpong-{}", cell.client)],
-                    threads: load.threads,
-                    connections: load.connections,
-                    block: args.block,
-                    warmup: Duration::from_secs_f64(args.warmup),
-                    seconds: Duration::from_secs_f64(args.seconds),
-                    placement: &placement,
-                };
-                let outcome = runner::run_once(&spec);
-                let cell = &mut results.cells[i];
-                match outcome {
-                    Ok(r) => {
-                        eprintln!("{progress}  {:>9.1} MiB/s", r.mib_per_s());
-                        cell.push(Run {
-                            order,
-                            mib_per_s: r.mib_per_s(),
-                            messages_per_s: r.messages_per_s(),
-                            bytes: r.bytes,
-                            seconds: r.seconds,
-                            connect_seconds: r.connect_seconds,
-                            verified_connections: r.verified_connections,
-                        });
-                    }
-                    Err(e) => match e.downcast::<runner::Unavailable>() {
-                        Ok(u) => {
-                            eprintln!("{progress}  unavailable: {u}");
-                            cell.set_unavailable(u.short.clone(), u.to_string());
-                        }
-                        Err(e) => {
-                            eprintln!("{progress}  FAILED: {e:#}");
-                            cell.fail(format!("{e:#}"));
-                        }
-                    },
-                }
-                results.save(&path)?;
-            }
-        }
-    }
-
-    print!("{}", table::render(&results));
-    println!(
-        "\n{total} runs in {:.0} s; results: {}",
-        started.elapsed().as_secs_f64(),
-        path.display()
-    );
-    // An unavailable runtime is a fact of the machine, reported, not a failure.
-    Ok(
-        if results.cells.iter().all(|c| c.status != Status::Failed) {
-            Outcome::AllOk
-        } else {
-            Outcome::SomeFailed
-        },
-    )
+    line
 }
 
 /// Fails before the first cell when the largest load cannot fit the machine's limits.
@@ -222,39 +335,4 @@ fn default_out() -> PathBuf {
         })
         .find(|p| !p.exists())
         .expect("a free folder name")
-}
-
-fn suite() -> Suite {
-    let commit = binaries::source_tree().and_then(|root| {
-        let git = |args: &[&str]| {
-            Command::new("git")
-                .current_dir(&root)
-                .args(args)
-                .output()
-                .ok()
-                .filter(|o| o.status.success())
-                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        };
-        let head = git(&["rev-parse", "HEAD"])?;
-        let dirty =
-            git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
-        Some(if dirty { format!("{head}-dirty") } else { head })
-    });
-    Suite {
-        version: env!("CARGO_PKG_VERSION").into(),
-        commit,
-    }
-}
-
-fn host(cpus: Vec<usize>) -> Host {
-    let read = |path: &str| {
-        std::fs::read_to_string(path)
-            .ok()
-            .map(|s| s.trim().to_string())
-    };
-    Host {
-        cpus,
-        kernel: read("/proc/sys/kernel/osrelease"),
-        somaxconn: read("/proc/sys/net/core/somaxconn").and_then(|s| s.parse().ok()),
-    }
 }

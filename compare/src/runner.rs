@@ -14,9 +14,10 @@ use nix::sched::sched_setaffinity;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use pingpong::client::ClientConfig;
-use pingpong::report::{ClientResult, Failure, Line};
+use pingpong::report::{ClientResult, Failure, Line, Window};
 
 use crate::placement::{Placement, cpu_set};
+use crate::usage::{Sample, Usage};
 
 /// How long a server may take to print its ready line.
 const READY_DEADLINE: Duration = Duration::from_secs(30);
@@ -34,11 +35,22 @@ pub struct Spec<'a> {
     pub block: usize,
     pub warmup: Duration,
     pub seconds: Duration,
+    pub latency: bool,
     pub placement: &'a Placement,
 }
 
+/// What one repetition measured.
+pub struct Measurement {
+    pub result: ClientResult,
+    /// What each process spent over the window (absent if a sample failed).
+    pub server_usage: Option<Usage>,
+    pub client_usage: Option<Usage>,
+    /// The CPUs the server found in its own affinity.
+    pub server_cpus: Vec<usize>,
+}
+
 /// Runs the pair and returns the client's measurement.
-pub fn run_once(spec: &Spec) -> Result<ClientResult> {
+pub fn run_once(spec: &Spec) -> Result<Measurement> {
     let shape = [
         "--threads".to_string(),
         spec.threads.to_string(),
@@ -48,12 +60,13 @@ pub fn run_once(spec: &Spec) -> Result<ClientResult> {
     let mut server = Process::spawn("server", spec.server, &spec.placement.server_cpus, |cmd| {
         cmd.args(["server", "--bind", "127.0.0.1:0"]).args(&shape);
     })?;
-    let addr = match server.next_line(Instant::now() + READY_DEADLINE)? {
-        Line::Ready(ready) => ready.addr,
+    let ready = match server.next_line(Instant::now() + READY_DEADLINE)? {
+        Line::Ready(ready) => ready,
         Line::Error(f) => return Err(failure("server", f)),
         other => bail!("server printed {other:?} instead of its ready line"),
     };
 
+    let addr = ready.addr;
     let config = ClientConfig {
         connect: addr,
         threads: spec.threads,
@@ -61,6 +74,7 @@ pub fn run_once(spec: &Spec) -> Result<ClientResult> {
         block: spec.block,
         warmup: spec.warmup,
         seconds: spec.seconds,
+        latency: spec.latency,
     };
     let mut client = Process::spawn("client", spec.client, &spec.placement.client_cpus, |cmd| {
         cmd.args(["client", "--connect", &addr.to_string()])
@@ -68,12 +82,29 @@ pub fn run_once(spec: &Spec) -> Result<ClientResult> {
             .args(["--connections", &spec.connections.to_string()])
             .args(["--warmup", &spec.warmup.as_secs_f64().to_string()])
             .args(["--seconds", &spec.seconds.as_secs_f64().to_string()]);
+        if !spec.latency {
+            cmd.arg("--no-latency");
+        }
     })?;
-    let result = match client.next_line(Instant::now() + config.deadline())? {
-        Line::Result(result) => result,
-        Line::Error(f) => return Err(failure("client", f)),
-        other => bail!("client printed {other:?} instead of its result"),
+    // Both processes are sampled at the window's edges, as the client announces them.
+    let pids = [server.child.id(), client.child.id()];
+    let sample = || pids.map(|pid| Sample::take(pid).ok());
+    let deadline = Instant::now() + config.deadline();
+    let (mut opened, mut closed) = (None, None);
+    let result = loop {
+        match client.next_line(deadline)? {
+            Line::Window(Window::Open) => opened = Some(sample()),
+            Line::Window(Window::Closed) => closed = Some(sample()),
+            Line::Result(result) => break result,
+            Line::Error(f) => return Err(failure("client", f)),
+            other => bail!("client printed {other:?} instead of its result"),
+        }
     };
+    let usage = |side: usize| match (&opened, &closed) {
+        (Some(a), Some(b)) => Some(a[side].as_ref()?.until(b[side].as_ref()?)),
+        _ => None,
+    };
+    let (server_usage, client_usage) = (usage(0), usage(1));
     let status = client.wait(EXIT_DEADLINE)?;
     ensure!(
         status.success(),
@@ -93,7 +124,12 @@ pub fn run_once(spec: &Spec) -> Result<ClientResult> {
         result.connections,
         result.block
     );
-    Ok(result)
+    Ok(Measurement {
+        result,
+        server_usage,
+        client_usage,
+        server_cpus: ready.cpus,
+    })
 }
 
 /// The implementation cannot start on this machine: the cell gets no figure

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 
 use crate::matrix::Load;
-use crate::results::{Cell, Results, Status};
+use crate::results::{Cell, Figures, Results, Status, Summary};
 
 /// One table: a fixed thread or connection count, the other varying by row.
 #[derive(Debug, PartialEq, Eq)]
@@ -153,12 +153,31 @@ pub fn render(results: &Results) -> String {
             results.config.block, results.config.repeat
         );
     }
+    for load in &loads {
+        let _ = writeln!(
+            out,
+            "\n{} thread(s), {} connections: median of {} run(s); p50/p99 round-trip time, \
+             CPU (100% = one core) and peak RSS of server (srv) and client (cli), \
+             MiB per server CPU-second\n{}",
+            load.threads,
+            load.connections,
+            results.config.repeat,
+            details(results, *load)
+        );
+    }
     if loads.iter().any(|&l| oversubscribed(l)) {
         let _ = writeln!(
             out,
             "* oversubscribed: more threads than CPUs per side ({} CPUs here); these figures measure \
              contention for cores as much as the runtime",
             results.host.cpus.len()
+        );
+    }
+    if results.cells.iter().any(|c| c.noisy) {
+        let _ = writeln!(
+            out,
+            "~ noisy: the runs' max exceeds their min by more than {}%; compare such cells with care",
+            results.config.noisy_percent.unwrap_or(10.0)
         );
     }
     let failed: Vec<_> = results
@@ -189,10 +208,58 @@ pub fn new_table() -> Table {
     table
 }
 
+/// One load in detail: a row per implementation, every figure's median.
+fn details(results: &Results, load: Load) -> Table {
+    let mut table = new_table();
+    table.set_header([
+        "implementation",
+        "MiB/s",
+        "msg/s",
+        "p50 us",
+        "p99 us",
+        "CPU% srv",
+        "CPU% cli",
+        "RSS MiB srv",
+        "RSS MiB cli",
+        "MiB/CPU-s",
+        "connect s",
+    ]);
+    for cell in results.cells.iter().filter(|c| c.load() == load) {
+        let mut row = vec![cell.runtime.clone(), figure(cell)];
+        let f = cell.figures.as_ref().filter(|_| cell.status == Status::Ok);
+        let median = |pick: fn(&Figures) -> Option<Summary>, scale: f64, digits: usize| {
+            f.and_then(pick)
+                .map_or("-".into(), |s| format!("{:.digits$}", s.median * scale))
+        };
+        let kib_to_mib = 1.0 / 1024.0;
+        row.extend([
+            median(|f| f.messages_per_s, 1.0, 0),
+            median(|f| f.rtt_p50_us, 1.0, 0),
+            median(|f| f.rtt_p99_us, 1.0, 0),
+            median(|f| f.server_cpu_percent, 1.0, 0),
+            median(|f| f.client_cpu_percent, 1.0, 0),
+            median(|f| f.server_peak_rss_kib, kib_to_mib, 1),
+            median(|f| f.client_peak_rss_kib, kib_to_mib, 1),
+            median(|f| f.mib_per_server_cpu_s, 1.0, 0),
+            median(|f| f.connect_seconds, 1.0, 3),
+        ]);
+        table.add_row(row.into_iter().enumerate().map(|(i, text)| {
+            let cell = comfy_table::Cell::new(text);
+            if i == 0 {
+                cell
+            } else {
+                cell.set_alignment(CellAlignment::Right)
+            }
+        }));
+    }
+    table
+}
+
 fn figure(cell: &Cell) -> String {
+    let noisy = if cell.noisy { "~" } else { "" };
     match (cell.status, cell.mib_per_s) {
         (Status::Ok, Some(s)) if cell.runs.len() > 1 => {
-            format!("{:.0} [{:.0}, {:.0}]", s.median, s.min, s.max)
+            format!("{:.0} [{:.0}, {:.0}]{noisy}", s.median, s.min, s.max)
         }
         (Status::Ok, Some(s)) => format!("{:.0}", s.median),
         (Status::Ok, None) => "-".into(),

@@ -51,6 +51,9 @@ pub struct ClientArgs {
     /// Length of the measurement window in seconds.
     #[arg(long, default_value_t = 1.0, value_parser = seconds(true))]
     pub seconds: f64,
+    /// Do not record round-trip times.
+    #[arg(long)]
+    pub no_latency: bool,
 }
 
 /// What both sides agree on.
@@ -98,6 +101,7 @@ impl From<ClientArgs> for ClientConfig {
             block: a.shape.block as usize,
             warmup: Duration::from_secs_f64(a.warmup),
             seconds: Duration::from_secs_f64(a.seconds),
+            latency: !a.no_latency,
         }
     }
 }

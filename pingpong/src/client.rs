@@ -9,9 +9,10 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::gate::Gate;
+use crate::latency::{self, Recorders};
 use crate::protocol::{SessionError, pattern};
-use crate::report::ClientResult;
-use crate::{Runtime, Unavailable, limits};
+use crate::report::{ClientResult, Line, Window};
+use crate::{Runtime, Unavailable, affinity, limits};
 
 /// Where the run is, as every connection sees it after each read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +35,8 @@ pub struct ClientConfig {
     pub block: usize,
     pub warmup: Duration,
     pub seconds: Duration,
+    /// Record every block's round-trip time.
+    pub latency: bool,
 }
 
 /// The state every connection of one client process shares.
@@ -48,13 +51,13 @@ pub struct Client {
     ended: AtomicUsize,
     failed: AtomicBool,
     first_error: Mutex<Option<String>>,
+    recorders: Option<Recorders>,
 }
 
 impl Client {
     pub fn new(config: ClientConfig) -> Self {
         Self {
             pattern: pattern(config.block),
-            config,
             phase: AtomicU8::new(Phase::Running as u8),
             connected: AtomicUsize::new(0),
             start: Gate::default(),
@@ -63,6 +66,8 @@ impl Client {
             ended: AtomicUsize::new(0),
             failed: AtomicBool::new(false),
             first_error: Mutex::new(None),
+            recorders: config.latency.then(Recorders::default),
+            config,
         }
     }
 
@@ -72,6 +77,11 @@ impl Client {
             1 => Phase::Measuring,
             _ => Phase::Stopping,
         }
+    }
+
+    /// Where sessions record round-trip times, unless switched off.
+    pub fn recorders(&self) -> Option<&Recorders> {
+        self.recorders.as_ref()
     }
 
     pub(crate) fn set_phase(&self, phase: Phase) {
@@ -256,12 +266,16 @@ fn drive(
     let connect_seconds = start.elapsed().as_secs_f64();
     client.start.open();
 
+    // The window's edges are announced so that the caller can sample the
+    // CPU time of both processes over the window alone.
     thread::sleep(config.warmup);
     client.set_phase(Phase::Measuring);
     let window_start = Instant::now();
+    Line::Window(Window::Open).print();
     thread::sleep(config.seconds);
     client.set_phase(Phase::Stopping);
     let window_end = Instant::now();
+    Line::Window(Window::Closed).print();
     let seconds = (window_end - window_start).as_secs_f64();
 
     // Every session over, not every thread gone: 10,000 exiting threads can
@@ -282,6 +296,8 @@ fn drive(
         seconds,
         connect_seconds,
         verified_connections: client.verified_connections(),
+        rtt_histogram: client.recorders().map(|r| latency::encode(&r.merged())),
+        cpus: affinity::cpus(),
     })
 }
 
@@ -337,6 +353,7 @@ mod tests {
             block: 16,
             warmup: Duration::ZERO,
             seconds: Duration::ZERO,
+            latency: false,
         })
     }
 

@@ -5,6 +5,7 @@
 //! that the shared session loops in [`session`] drive its IO), then hands
 //! control to [`cli::main`].
 
+pub mod affinity;
 pub mod cli;
 pub mod client;
 pub mod conn;
@@ -12,6 +13,7 @@ pub mod deny;
 #[cfg(feature = "futures-io")]
 pub mod futures_io;
 pub mod gate;
+pub mod latency;
 pub mod limits;
 pub mod protocol;
 pub mod report;

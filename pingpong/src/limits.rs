@@ -24,7 +24,7 @@ pub enum LimitError {
 /// Checks that the hard open-file limit leaves room for `connections`
 /// sockets; returns it.
 pub fn check_nofile(connections: usize) -> Result<u64, LimitError> {
-    let (_, hard) = Resource::NOFILE.get()?;
+    let (_, hard) = nofile()?;
     let needed = connections as u64 + SPARE_DESCRIPTORS;
     if hard < needed {
         return Err(LimitError::TooLow {
@@ -41,4 +41,9 @@ pub fn raise_nofile(connections: usize) -> Result<u64, LimitError> {
     let hard = check_nofile(connections)?;
     Resource::NOFILE.set(hard, hard)?;
     Ok(hard)
+}
+
+/// The soft and hard open-file limits of this process.
+pub fn nofile() -> std::io::Result<(u64, u64)> {
+    Resource::NOFILE.get()
 }

@@ -14,6 +14,7 @@
 use std::io;
 
 use crate::client::{Client, Phase};
+use crate::latency::Clock;
 
 /// The largest block a connection may keep in flight.
 pub const MAX_BLOCK: usize = 64 << 20;
@@ -113,6 +114,8 @@ pub struct Session<'a> {
     verifier: Verifier<'a>,
     counted: u64,
     draining: bool,
+    /// Absent when the client records no round-trip times.
+    clock: Option<Clock>,
 }
 
 impl<'a> Session<'a> {
@@ -122,21 +125,34 @@ impl<'a> Session<'a> {
             verifier: Verifier::new(&client.pattern),
             counted: 0,
             draining: false,
+            clock: client.recorders().map(Clock::new),
         }
     }
 
-    /// The block each connection opens with.
-    pub fn first_block(&self) -> &'a [u8] {
+    /// The block each connection opens with, to be written now: the first
+    /// round trip starts.
+    pub fn first_block(&mut self) -> &'a [u8] {
+        if let Some(clock) = &mut self.clock {
+            clock.start();
+        }
         &self.client.pattern
     }
 
     /// Takes bytes just read from the server.
     pub fn on_data(&mut self, data: &[u8]) -> Result<Next, SessionError> {
+        let before = self.verifier.offset();
         self.verifier.check(data)?;
         if self.draining {
             return Ok(Next::Drain);
         }
-        Ok(match self.client.phase() {
+        let phase = self.client.phase();
+        if let Some(clock) = &mut self.clock {
+            let block = self.client.pattern.len() as u64;
+            if self.verifier.offset() / block > before / block {
+                clock.block_completed(phase == Phase::Measuring);
+            }
+        }
+        Ok(match phase {
             Phase::Running => Next::Echo,
             Phase::Measuring => {
                 self.counted += data.len() as u64;
@@ -243,6 +259,7 @@ mod tests {
             block,
             warmup: std::time::Duration::ZERO,
             seconds: std::time::Duration::ZERO,
+            latency: true,
         })
     }
 
@@ -252,6 +269,7 @@ mod tests {
         let data = stream(100, 400);
         {
             let mut s = Session::new(&client);
+            s.first_block();
             assert_eq!(s.on_data(&data[..100]).unwrap(), Next::Echo);
             client.set_phase(Phase::Measuring);
             assert_eq!(s.on_data(&data[100..250]).unwrap(), Next::Echo);
@@ -262,6 +280,8 @@ mod tests {
         }
         assert_eq!(client.bytes(), 150);
         assert_eq!(client.verified_connections(), 1);
+        // Blocks completed at 100 (warm-up) and 200 (window): one time recorded.
+        assert_eq!(client.recorders().unwrap().merged().len(), 1);
     }
 
     #[test]

@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 pub enum Line {
     /// The server accepts connections at this address.
     Ready(Ready),
+    /// The client's measurement window opened or closed.
+    Window(Window),
     /// The client's measurement.
     Result(ClientResult),
     /// The process could not do its job.
@@ -27,6 +29,13 @@ impl Line {
     }
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Window {
+    Open,
+    Closed,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Ready {
     pub addr: SocketAddr,
@@ -34,6 +43,9 @@ pub struct Ready {
     pub listeners: usize,
     /// The accept backlog in force: the kernel caps the one asked for at somaxconn.
     pub backlog: u32,
+    /// The CPUs the server process may run on, as it sees its own affinity.
+    #[serde(default)]
+    pub cpus: Vec<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -50,6 +62,13 @@ pub struct ClientResult {
     pub connect_seconds: f64,
     /// Connections that ended cleanly after at least one whole block came back verified.
     pub verified_connections: usize,
+    /// Every block's round-trip time inside the window, in nanoseconds, as a
+    /// base64 HdrHistogram V2 encoding; absent when recording was off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt_histogram: Option<String>,
+    /// The CPUs the client process may run on, as it sees its own affinity.
+    #[serde(default)]
+    pub cpus: Vec<usize>,
 }
 
 impl ClientResult {

@@ -140,6 +140,7 @@ pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
         addr,
         listeners: count,
         backlog: backlog_in_force(),
+        cpus: crate::affinity::cpus(),
     })
     .print();
 

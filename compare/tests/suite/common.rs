@@ -3,13 +3,16 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 /// Long enough for a cold release build of the runtime binaries on two cores.
 const LIMIT: Duration = Duration::from_secs(900);
+
+/// The shortest runs that still measure: one 0.2 s window per cell.
+pub const QUICK: [&str; 6] = ["--seconds", "0.2", "--warmup", "0.05", "--repeat", "1"];
 
 /// A fresh folder for one test's results.
 pub fn out_dir(test: &str) -> PathBuf {
@@ -22,6 +25,11 @@ pub fn out_dir(test: &str) -> PathBuf {
 /// small machine would starve each other past their deadlines.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
+/// Holds off every other test's `compare` while alive.
+pub fn turn() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Runs `compare ARGS` to its end, killing it past [`LIMIT`].
 pub fn compare(args: &[&str]) -> Output {
     compare_with(args, &[])
@@ -29,7 +37,7 @@ pub fn compare(args: &[&str]) -> Output {
 
 /// [`compare`] with environment variables set.
 pub fn compare_with(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = turn();
     let mut child = Command::new(env!("CARGO_BIN_EXE_compare"))
         .args(args)
         .envs(env.iter().copied())
@@ -105,11 +113,65 @@ pub fn assert_cell_consistent(cell: &Value, seconds: f64) {
             connections,
             "{name}: verified connections"
         );
+        assert_rtt_consistent(&name, &run["rtt"], bytes / block, connections);
+        for side in ["server", "client"] {
+            assert_eq!(
+                run[format!("{side}_cpus")],
+                cell["placement"][format!("{side}_cpus")],
+                "{name}: the {side}'s affinity is the placement recorded"
+            );
+            assert_usage_sane(&name, &run[format!("{side}_usage")]);
+        }
     }
     let summary = &cell["mib_per_s"];
+    assert!(cell["figures"].is_object(), "{name}: figures");
     let median = summary["median"].as_f64().unwrap();
     assert!(
         summary["min"].as_f64().unwrap() <= median && median <= summary["max"].as_f64().unwrap(),
         "{name}"
+    );
+}
+
+/// The round-trip times count the blocks of the window, their percentiles
+/// rise, and the histogram they come from gives them back.
+fn assert_rtt_consistent(name: &str, rtt: &Value, blocks: f64, connections: u64) {
+    let count = rtt["count"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{name}: no rtt"));
+    // A block that straddles a window edge is counted by bytes or by time, not both.
+    assert!(
+        (count as f64 - blocks).abs() <= connections as f64 + 1.0,
+        "{name}: {count} round trips for {blocks} blocks"
+    );
+    let p: Vec<f64> = ["p50_us", "p90_us", "p95_us", "p99_us", "p999_us", "max_us"]
+        .iter()
+        .map(|k| rtt[k].as_f64().unwrap())
+        .collect();
+    assert!(
+        p[0] > 0.0 && p.windows(2).all(|w| w[0] <= w[1]),
+        "{name}: {p:?}"
+    );
+    let h = pingpong::latency::decode(rtt["histogram"].as_str().unwrap()).unwrap();
+    assert_eq!(h.len(), count, "{name}: histogram count");
+    assert_eq!(
+        h.value_at_quantile(0.99) as f64 / 1000.0,
+        p[3],
+        "{name}: p99"
+    );
+}
+
+/// CPU time adds up and stays within what the machine has; memory was used.
+fn assert_usage_sane(name: &str, usage: &Value) {
+    let cpu = usage["cpu_percent"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{name}: no usage"));
+    let parts = usage["user_percent"].as_f64().unwrap() + usage["system_percent"].as_f64().unwrap();
+    assert!((cpu - parts).abs() < 1e-6, "{name}: {usage}");
+    let cores = std::thread::available_parallelism().unwrap().get() as f64;
+    // Clock ticks are 10 ms: a short window may round one tick up.
+    assert!(cpu > 0.0 && cpu <= 100.0 * cores * 1.2, "{name}: {usage}");
+    assert!(
+        usage["peak_rss_kib"].as_u64().unwrap() > 0,
+        "{name}: {usage}"
     );
 }

@@ -2,7 +2,7 @@
 //! implementation's server exchanges verified bytes.
 
 use crate::IMPLEMENTATIONS;
-use crate::common::{cells, compare, out_dir};
+use crate::common::{QUICK, cells, compare, out_dir};
 
 #[test]
 fn every_client_against_every_server() {
@@ -10,23 +10,10 @@ fn every_client_against_every_server() {
     let mut pairs = 0;
     for client in IMPLEMENTATIONS {
         let out = out_dir(&format!("interop-{client}"));
-        let output = compare(&[
-            "run",
-            "--client",
-            client,
-            "--connections",
-            "1,16",
-            "--threads",
-            "1,2",
-            "--seconds",
-            "0.2",
-            "--warmup",
-            "0.05",
-            "--repeat",
-            "1",
-            "--out",
-            out.to_str().unwrap(),
-        ]);
+        let mut args = vec!["run", "--client", client, "--out", out.to_str().unwrap()];
+        args.extend(["--connections", "1,16", "--threads", "1,2"]);
+        args.extend(QUICK);
+        let output = compare(&args);
         let text = std::fs::read_to_string(out.join("results.json"))
             .unwrap_or_else(|e| panic!("client {client}: no results.json ({e}): {output:?}"));
         let results: serde_json::Value = serde_json::from_str(&text).expect("results.json is JSON");

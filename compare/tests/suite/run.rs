@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 
 use crate::IMPLEMENTATIONS;
-use crate::common::{self, assert_cell_consistent, cells, compare, run_ok};
+use crate::common::{self, QUICK, assert_cell_consistent, cells, compare, run_ok};
 
 const SOME: [&str; 3] = ["tokio", "tokio-local", "mio"];
 
@@ -91,8 +91,9 @@ fn every_implementation_at_ten_thousand_connections_all_verified() {
             "1",
             "--seconds",
             "0.3",
+            // The first blocks of 10,000 connections take a while to come back.
             "--warmup",
-            "0.1",
+            "1",
             "--repeat",
             "1",
         ],
@@ -148,4 +149,162 @@ fn prints_the_muduo_table() {
             "row {rows}: {stdout}"
         );
     }
+}
+
+/// Short runs of one implementation, for tests of the run's options.
+fn short() -> Vec<&'static str> {
+    let mut args = vec!["--runtimes", "mio"];
+    args.extend(QUICK);
+    args
+}
+
+#[test]
+fn the_pinning_applied_is_the_pinning_asked_and_recorded() {
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    let last = cpus - 1;
+    let fixed = format!("{last}/0");
+    for (pin, server, client) in [
+        (fixed.as_str(), vec![last], vec![0]),
+        ("none", (0..cpus).collect(), (0..cpus).collect()),
+    ] {
+        let mut args = short();
+        args.extend(["--connections", "10", "--pin", pin]);
+        let results = run_ok(&format!("pin-{}", pin.replace('/', "-")), &args);
+        assert_eq!(results["config"]["pin"], pin);
+        let cell = &cells(&results)[0];
+        // The processes' own affinity, checked against the placement here.
+        assert_cell_consistent(cell, 0.2);
+        assert_eq!(
+            cell["placement"]["server_cpus"],
+            serde_json::json!(server),
+            "{pin}"
+        );
+        assert_eq!(
+            cell["placement"]["client_cpus"],
+            serde_json::json!(client),
+            "{pin}"
+        );
+    }
+}
+
+#[test]
+fn no_latency_records_no_round_trip_times() {
+    let mut args = short();
+    args.extend(["--connections", "10", "--no-latency"]);
+    let results = run_ok("no-latency", &args);
+    assert_eq!(results["config"]["latency"], false);
+    let run = &cells(&results)[0]["runs"][0];
+    assert!(run["bytes"].as_u64().unwrap() > 0);
+    assert!(run["rtt"].is_null(), "{run}");
+}
+
+#[test]
+fn mean_round_trip_time_agrees_with_the_message_rate() {
+    let mut args = short();
+    args.extend(["--connections", "1,10"]);
+    let results = run_ok("little", &args);
+    for cell in cells(&results) {
+        let connections = cell["connections"].as_f64().unwrap();
+        let run = &cell["runs"][0];
+        // Little's law: each connection has one block in flight at a time.
+        let expected_us = connections / run["messages_per_s"].as_f64().unwrap() * 1e6;
+        let mean_us = run["rtt"]["mean_us"].as_f64().unwrap();
+        assert!(
+            (mean_us / expected_us - 1.0).abs() < 0.25,
+            "{connections} connections: mean RTT {mean_us} us, {expected_us} us expected"
+        );
+    }
+}
+
+#[test]
+fn a_killed_run_resumes_and_holds_every_cell_once() {
+    let out = common::out_dir("resume");
+    let path = out.join("results.json");
+    let runs_in = |results: &serde_json::Value| -> usize {
+        cells(results)
+            .iter()
+            .map(|c| c["runs"].as_array().unwrap().len())
+            .sum()
+    };
+    {
+        let _turn = common::turn();
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_compare"))
+            .args([
+                "run",
+                "--out",
+                out.to_str().unwrap(),
+                "--runtimes",
+                "mio,tokio",
+            ])
+            .args([
+                "--connections",
+                "1,10",
+                "--seconds",
+                "0.2",
+                "--warmup",
+                "0.05",
+            ])
+            .args(["--repeat", "2", "--quiet"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Killed (no chance to clean up) once two of the eight runs are saved.
+        let start = std::time::Instant::now();
+        loop {
+            let saved = std::fs::read_to_string(&path)
+                .ok()
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .map_or(0, |r| runs_in(&r));
+            if saved >= 2 {
+                break;
+            }
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "compare ended before being killed"
+            );
+            assert!(start.elapsed().as_secs() < 600, "no run saved in time");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    let partial: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let before = runs_in(&partial);
+    assert!(
+        (2..8).contains(&before),
+        "{before} runs saved before the kill"
+    );
+
+    let output = compare(&["run", "--resume", out.to_str().unwrap(), "--quiet"]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let cells = cells(&results);
+    assert_eq!(cells.len(), 4, "2 implementations x 2 loads, each once");
+    let mut orders = Vec::new();
+    for cell in cells {
+        assert_cell_consistent(cell, 0.2);
+        assert_eq!(cell["runs"].as_array().unwrap().len(), 2, "{cell}");
+        orders.extend(
+            cell["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["order"].as_u64().unwrap()),
+        );
+    }
+    orders.sort_unstable();
+    assert_eq!(
+        orders,
+        (1..=8).collect::<Vec<_>>(),
+        "every run once, in one sequence"
+    );
+    assert_eq!(results["config"]["resumed"].as_array().unwrap().len(), 1);
+    assert!(results["config"]["ended"].is_string());
 }

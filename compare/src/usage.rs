@@ -1,0 +1,164 @@
+//! What a process spent over the measurement window: CPU time, user and
+//! system apart, context switches, and its peak resident memory, read from
+//! /proc at the window's edges.
+
+use std::fs;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+/// A process's counters at one moment.
+#[derive(Debug, Clone)]
+pub struct Sample {
+    at: Instant,
+    /// CPU time of all its threads, in clock ticks.
+    user_ticks: u64,
+    system_ticks: u64,
+    /// Summed over its live threads: /proc/PID/status counts one thread only.
+    voluntary_switches: u64,
+    involuntary_switches: u64,
+    peak_rss_kib: u64,
+}
+
+/// What a process spent between two samples.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    /// CPU time over wall time: 100 is one core busy all the time.
+    pub cpu_percent: f64,
+    pub user_percent: f64,
+    pub system_percent: f64,
+    /// Peak resident set size (VmHWM) at the end of the window, in KiB.
+    pub peak_rss_kib: u64,
+    pub voluntary_switches_per_s: f64,
+    pub involuntary_switches_per_s: f64,
+}
+
+impl Sample {
+    pub fn take(pid: u32) -> Result<Self> {
+        let at = Instant::now();
+        let stat = fs::read_to_string(format!("/proc/{pid}/stat"))
+            .with_context(|| format!("reading /proc/{pid}/stat"))?;
+        // The command name, in parentheses, may hold spaces: fields count from its end.
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.split_whitespace().collect())
+            .unwrap_or_default();
+        let field = |n: usize| -> Result<u64> {
+            // Field n (1-based, as in proc(5)) is fields[n - 3] after the name.
+            fields
+                .get(n - 3)
+                .and_then(|f| f.parse().ok())
+                .with_context(|| format!("field {n} of /proc/{pid}/stat"))
+        };
+        let status = fs::read_to_string(format!("/proc/{pid}/status"))
+            .with_context(|| format!("reading /proc/{pid}/status"))?;
+        let (voluntary_switches, involuntary_switches) = thread_switches(pid);
+        Ok(Self {
+            at,
+            user_ticks: field(14)?,
+            system_ticks: field(15)?,
+            voluntary_switches,
+            involuntary_switches,
+            peak_rss_kib: status_field(&status, "VmHWM:").unwrap_or(0),
+        })
+    }
+
+    /// What the process spent from `self` until `later`.
+    pub fn until(&self, later: &Sample) -> Usage {
+        let seconds = (later.at - self.at).as_secs_f64().max(1e-9);
+        let per_tick = 100.0 / ticks_per_second() / seconds;
+        let user = later.user_ticks.saturating_sub(self.user_ticks) as f64 * per_tick;
+        let system = later.system_ticks.saturating_sub(self.system_ticks) as f64 * per_tick;
+        // Threads that exited in between take their switches with them.
+        let rate = |a: u64, b: u64| b.saturating_sub(a) as f64 / seconds;
+        Usage {
+            cpu_percent: user + system,
+            user_percent: user,
+            system_percent: system,
+            peak_rss_kib: later.peak_rss_kib,
+            voluntary_switches_per_s: rate(self.voluntary_switches, later.voluntary_switches),
+            involuntary_switches_per_s: rate(self.involuntary_switches, later.involuntary_switches),
+        }
+    }
+}
+
+fn ticks_per_second() -> f64 {
+    nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .unwrap_or(100) as f64
+}
+
+fn status_field(status: &str, key: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with(key))?;
+    line[key.len()..].split_whitespace().next()?.parse().ok()
+}
+
+/// Voluntary and involuntary context switches summed over the live threads.
+fn thread_switches(pid: u32) -> (u64, u64) {
+    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+        return (0, 0);
+    };
+    tasks
+        .filter_map(|t| fs::read_to_string(t.ok()?.path().join("status")).ok())
+        .fold((0, 0), |(v, i), status| {
+            (
+                v + status_field(&status, "voluntary_ctxt_switches:").unwrap_or(0),
+                i + status_field(&status, "nonvoluntary_ctxt_switches:").unwrap_or(0),
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::{Child, Command};
+    use std::time::Duration;
+
+    use super::*;
+
+    /// Samples `child` over half a second, then kills it.
+    fn usage_of(mut child: Child) -> Usage {
+        // Let it start (exec, the shell's set-up) before the window.
+        std::thread::sleep(Duration::from_millis(100));
+        let before = Sample::take(child.id()).unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        let after = Sample::take(child.id()).unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        before.until(&after)
+    }
+
+    #[test]
+    fn a_spinning_process_uses_about_one_core() {
+        let spin = Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .spawn()
+            .unwrap();
+        let u = usage_of(spin);
+        // Other tests share these cores: well above idle, never above one core.
+        assert!(u.cpu_percent > 40.0 && u.cpu_percent < 115.0, "{u:?}");
+        assert!(u.user_percent > u.system_percent, "{u:?}");
+        assert!(u.peak_rss_kib > 0, "{u:?}");
+    }
+
+    #[test]
+    fn an_idle_process_uses_about_nothing() {
+        let idle = Command::new("sleep").arg("5").spawn().unwrap();
+        let u = usage_of(idle);
+        assert!(u.cpu_percent < 5.0, "{u:?}");
+        assert!(u.voluntary_switches_per_s < 10.0, "{u:?}");
+        assert!(u.peak_rss_kib > 0, "{u:?}");
+    }
+
+    #[test]
+    fn a_process_that_keeps_waiting_switches_voluntarily() {
+        let waiter = Command::new("sh")
+            .args(["-c", "for i in $(seq 100); do sleep 0.01; done"])
+            .spawn()
+            .unwrap();
+        let u = usage_of(waiter);
+        // The shell waits for each `sleep`: about 90 switches a second.
+        assert!(u.voluntary_switches_per_s > 20.0, "{u:?}");
+    }
+}

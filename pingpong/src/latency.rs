@@ -1,0 +1,194 @@
+//! Round-trip times of blocks: one histogram per client thread, merged into
+//! one at the end of the run (percentiles are never averaged).
+//!
+//! A block's round-trip time runs from the moment the client starts sending
+//! it until the whole block has come back. The client sends each block as
+//! the previous one comes back (it echoes as it reads), so on one connection
+//! that is the time between two consecutive whole blocks coming back (the
+//! first from the connection's first write), and a connection's rate of
+//! blocks is one over its mean round-trip time.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
+
+/// Round-trip times in nanoseconds.
+pub type Histogram = hdrhistogram::Histogram<u64>;
+
+/// Three significant digits from 1 ns to an hour.
+pub fn histogram() -> Histogram {
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("constant bounds are valid")
+}
+
+type Shared = Arc<Mutex<Histogram>>;
+
+fn lock(h: &Mutex<Histogram>) -> MutexGuard<'_, Histogram> {
+    h.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The histograms of one client, one for each thread that started sessions.
+pub struct Recorders {
+    id: u64,
+    all: Mutex<Vec<Shared>>,
+}
+
+thread_local! {
+    /// This thread's histogram and the id of the client it belongs to.
+    static MINE: RefCell<Option<(u64, Shared)>> = const { RefCell::new(None) };
+}
+
+impl Default for Recorders {
+    fn default() -> Self {
+        static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+        Self {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            all: Mutex::default(),
+        }
+    }
+}
+
+impl Recorders {
+    /// The calling thread's histogram, made on first use. Only this thread
+    /// records into it (or a thread a task was stolen to), so its lock is
+    /// all but free.
+    fn mine(&self) -> Shared {
+        MINE.with_borrow_mut(|mine| match mine {
+            Some((id, h)) if *id == self.id => h.clone(),
+            _ => {
+                let h = Shared::new(Mutex::new(histogram()));
+                self.all
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(h.clone());
+                *mine = Some((self.id, h.clone()));
+                h
+            }
+        })
+    }
+
+    /// A copy of each thread's histogram.
+    pub fn per_thread(&self) -> Vec<Histogram> {
+        let all = self.all.lock().unwrap_or_else(|e| e.into_inner());
+        all.iter().map(|h| lock(h).clone()).collect()
+    }
+
+    /// Every thread's histogram added into one.
+    pub fn merged(&self) -> Histogram {
+        let mut merged = histogram();
+        for h in self.per_thread() {
+            merged.add(&h).expect("histograms of equal bounds add");
+        }
+        merged
+    }
+}
+
+/// One connection's clock: when its last whole block came back.
+pub struct Clock {
+    histogram: Shared,
+    last: Option<Instant>,
+}
+
+impl Clock {
+    pub fn new(recorders: &Recorders) -> Self {
+        Self {
+            histogram: recorders.mine(),
+            last: None,
+        }
+    }
+
+    /// The connection sends its first block.
+    pub fn start(&mut self) {
+        self.last = Some(Instant::now());
+    }
+
+    /// A whole block came back; `record` says whether its time counts.
+    pub fn block_completed(&mut self, record: bool) {
+        let now = Instant::now();
+        if let (true, Some(last)) = (record, self.last) {
+            let ns = (now - last).as_nanos().try_into().unwrap_or(u64::MAX);
+            lock(&self.histogram).saturating_record(ns.max(1));
+        }
+        self.last = Some(now);
+    }
+}
+
+/// A histogram in the HdrHistogram V2 encoding (uncompressed), as base64:
+/// any percentile can be recomputed from it later.
+pub fn encode(h: &Histogram) -> String {
+    let mut bytes = Vec::new();
+    V2Serializer::new()
+        .serialize(h, &mut bytes)
+        .expect("serializing into memory succeeds");
+    STANDARD.encode(bytes)
+}
+
+/// Why a serialized histogram could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    #[error("not base64: {0}")]
+    Base64(#[from] base64::DecodeError),
+    #[error("not an HdrHistogram V2 encoding: {0:?}")]
+    Hdr(hdrhistogram::serialization::DeserializeError),
+}
+
+pub fn decode(text: &str) -> Result<Histogram, DecodeError> {
+    let bytes = STANDARD.decode(text)?;
+    Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .map_err(DecodeError::Hdr)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merged_is_the_sum_of_every_threads_histogram() {
+        let recorders = Arc::new(Recorders::default());
+        let threads: Vec<_> = (1..=4u64)
+            .map(|t| {
+                let recorders = recorders.clone();
+                std::thread::spawn(move || {
+                    let mut clock = Clock::new(&recorders);
+                    // Before the clock starts, a completion is not timed.
+                    clock.block_completed(true);
+                    clock.start();
+                    for i in 0..100 * t {
+                        clock.block_completed(i % 2 == 0);
+                    }
+                })
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+
+        let per_thread = recorders.per_thread();
+        assert_eq!(per_thread.len(), 4);
+        let merged = recorders.merged();
+        let sum: u64 = per_thread.iter().map(|h| h.len()).sum();
+        assert_eq!(merged.len(), sum);
+        // Of 100t timed completions, the even ones were recorded.
+        assert_eq!(sum, (1..=4).map(|t| 50 * t).sum::<u64>());
+        for v in merged.iter_recorded() {
+            let value = v.value_iterated_to();
+            let parts: u64 = per_thread.iter().map(|h| h.count_at(value)).sum();
+            assert_eq!(v.count_at_value(), parts, "count at {value} ns");
+        }
+    }
+
+    #[test]
+    fn encoding_round_trips() {
+        let mut h = histogram();
+        for ns in [1, 999, 25_000, 25_001, 1_000_000_007] {
+            h.record(ns).unwrap();
+        }
+        let back = decode(&encode(&h)).unwrap();
+        assert_eq!(back, h);
+        assert!(decode("not base64!").is_err());
+        assert!(decode(&STANDARD.encode(b"not a histogram")).is_err());
+    }
+}
