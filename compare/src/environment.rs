@@ -12,9 +12,12 @@ use sha2::{Digest, Sha256};
 use crate::binaries;
 use crate::results::{Host, Suite};
 
-/// The suite: version, commit, toolchain, and the SHA-256 of each binary.
+/// The suite: version, toolchain, and the SHA-256 of each binary; when
+/// `built` (from the source tree, just now), the tree's git commit too.
+/// Prebuilt binaries (`--bin-dir`) came from who knows which tree: their
+/// hashes identify them.
 pub fn suite(bins: &HashMap<String, PathBuf>, built: bool) -> Result<Suite> {
-    let root = binaries::source_tree();
+    let root = binaries::source_tree().filter(|_| built);
     let git = |args: &[&str]| {
         let out = Command::new("git")
             .current_dir(root.as_ref()?)
@@ -40,7 +43,7 @@ pub fn suite(bins: &HashMap<String, PathBuf>, built: bool) -> Result<Suite> {
             _ => h,
         }),
         dirty,
-        rustc: Some(rustc()),
+        rustc: Some(rustc(built)),
         profile: Some(
             if built {
                 "release"
@@ -61,15 +64,19 @@ fn sha256(path: &Path) -> Result<String> {
         .collect())
 }
 
-/// The compiler cargo uses now, else the one that built this program.
-fn rustc() -> String {
+/// The compiler that cargo just built the binaries with; for prebuilt ones,
+/// the one that built this program (and, presumably, them).
+fn rustc(built: bool) -> String {
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-    Command::new(rustc)
-        .arg("--version")
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    let current = || {
+        let out = Command::new(rustc).arg("--version").output().ok()?;
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    };
+    built
+        .then(current)
+        .flatten()
         .unwrap_or_else(|| format!("rustc {}", crate::implementations::RUSTC_VERSION))
 }
 

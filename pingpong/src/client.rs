@@ -84,7 +84,8 @@ impl Client {
         self.recorders.as_ref()
     }
 
-    pub(crate) fn set_phase(&self, phase: Phase) {
+    /// Moves the run to `phase` (the driver does; benchmarks too).
+    pub fn set_phase(&self, phase: Phase) {
         self.phase.store(phase as u8, Ordering::Relaxed);
     }
 

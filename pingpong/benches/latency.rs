@@ -1,0 +1,46 @@
+//! What recording round-trip times costs: a client session taking 16 KiB
+//! blocks inside the window, with and without its clock. The difference per
+//! block, over the time a block takes at the suite's highest message rate,
+//! is the share of throughput recording can cost (see README.md).
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use pingpong::Client;
+use pingpong::client::{ClientConfig, Phase};
+use pingpong::protocol::{Session, pattern};
+
+const BLOCK: usize = 16384;
+
+fn session(c: &mut Criterion) {
+    let mut group = c.benchmark_group("one 16 KiB block through a client session");
+    group.throughput(Throughput::Bytes(BLOCK as u64));
+    for latency in [false, true] {
+        let client = Client::new(ClientConfig {
+            connect: "127.0.0.1:1".parse().unwrap(),
+            threads: 1,
+            connections: 1,
+            block: BLOCK,
+            warmup: Duration::ZERO,
+            seconds: Duration::ZERO,
+            latency,
+        });
+        client.set_phase(Phase::Measuring);
+        let mut session = Session::new(&client);
+        session.first_block();
+        let block = pattern(BLOCK);
+        let name = if latency {
+            "recording RTT"
+        } else {
+            "--no-latency"
+        };
+        group.bench_function(name, |b| {
+            b.iter(|| session.on_data(black_box(&block)).unwrap())
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, session);
+criterion_main!(benches);
