@@ -6,5 +6,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="reports/$(date -u +%Y-%m-%d)-$(hostname -s)-$(nproc)cpu"
+# Never over an earlier report: a second run the same day gets a suffix.
+n=1
+suffix=""
+while [ -e "$out$suffix" ]; do
+    n=$((n + 1))
+    suffix="-$n"
+done
+out="$out$suffix"
 mkdir -p "$out"
 cargo run --release -p compare -- run --out "$out" "$@" | tee "$out/tables.txt"

@@ -149,6 +149,8 @@ pub struct Figures {
     pub client_peak_rss_kib: Option<Summary>,
     pub mib_per_server_cpu_s: Option<Summary>,
     pub connect_seconds: Option<Summary>,
+    #[serde(default)]
+    pub fairness: Option<Summary>,
 }
 
 /// One repetition of a cell.
@@ -163,6 +165,12 @@ pub struct Run {
     pub connect_seconds: f64,
     /// Connections that ended cleanly after at least one whole block came back verified.
     pub verified_connections: usize,
+    /// Jain's index of the connections' bytes in the window (1 = even).
+    #[serde(default)]
+    pub fairness: Option<f64>,
+    /// Connections that received no byte inside the window.
+    #[serde(default)]
+    pub starved_connections: Option<usize>,
     /// Round-trip times of blocks inside the window.
     #[serde(default)]
     pub rtt: Option<Rtt>,
@@ -275,6 +283,7 @@ impl Cell {
             client_peak_rss_kib: of(&|r| Some(r.client_usage?.peak_rss_kib as f64)),
             mib_per_server_cpu_s: of(&|r| r.mib_per_server_cpu_s),
             connect_seconds: of(&|r| Some(r.connect_seconds)),
+            fairness: of(&|r| r.fairness),
         });
     }
 

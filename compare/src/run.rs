@@ -269,6 +269,8 @@ fn run_of(order: usize, m: Measurement) -> Result<Run> {
         seconds: r.seconds,
         connect_seconds: r.connect_seconds,
         verified_connections: r.verified_connections,
+        fairness: r.fairness,
+        starved_connections: Some(r.starved_connections),
         rtt: r
             .rtt_histogram
             .clone()

@@ -158,7 +158,8 @@ pub fn render(results: &Results) -> String {
             out,
             "\n{} thread(s), {} connections: median of {} run(s); p50/p99 round-trip time, \
              CPU (100% = one core) and peak RSS of server (srv) and client (cli), \
-             MiB per server CPU-second\n{}",
+             MiB per server CPU-second, fairness of bytes among connections \
+             (1 = even, 0.1 = as if a tenth did all), time to connect all\n{}",
             load.threads,
             load.connections,
             results.config.repeat,
@@ -222,6 +223,7 @@ fn details(results: &Results, load: Load) -> Table {
         "RSS MiB srv",
         "RSS MiB cli",
         "MiB/CPU-s",
+        "fair",
         "connect s",
     ]);
     for cell in results.cells.iter().filter(|c| c.load() == load) {
@@ -241,6 +243,7 @@ fn details(results: &Results, load: Load) -> Table {
             median(|f| f.server_peak_rss_kib, kib_to_mib, 1),
             median(|f| f.client_peak_rss_kib, kib_to_mib, 1),
             median(|f| f.mib_per_server_cpu_s, 1.0, 0),
+            median(|f| f.fairness, 1.0, 2),
             median(|f| f.connect_seconds, 1.0, 3),
         ]);
         table.add_row(row.into_iter().enumerate().map(|(i, text)| {

@@ -52,6 +52,25 @@ pub struct Client {
     failed: AtomicBool,
     first_error: Mutex<Option<String>>,
     recorders: Option<Recorders>,
+    shares: Mutex<Shares>,
+}
+
+/// How the window's bytes were shared among the connections.
+#[derive(Debug, Default, Clone, Copy)]
+struct Shares {
+    sum: f64,
+    sum_of_squares: f64,
+    connections: usize,
+    starved: usize,
+}
+
+impl Shares {
+    /// Jain's fairness index: 1 when every connection moved as many bytes,
+    /// k/n when k connections moved everything evenly and the rest nothing.
+    fn fairness(&self) -> Option<f64> {
+        (self.sum_of_squares > 0.0)
+            .then(|| self.sum * self.sum / (self.connections as f64 * self.sum_of_squares))
+    }
 }
 
 impl Client {
@@ -67,6 +86,7 @@ impl Client {
             failed: AtomicBool::new(false),
             first_error: Mutex::new(None),
             recorders: config.latency.then(Recorders::default),
+            shares: Mutex::default(),
             config,
         }
     }
@@ -139,7 +159,19 @@ impl Client {
     /// window bytes join the total.
     pub(crate) fn session_ended(&self, bytes: u64) {
         self.bytes.fetch_add(bytes, Ordering::Relaxed);
+        {
+            let mut shares = self.shares.lock().unwrap_or_else(|e| e.into_inner());
+            let x = bytes as f64;
+            shares.sum += x;
+            shares.sum_of_squares += x * x;
+            shares.connections += 1;
+            shares.starved += usize::from(bytes == 0);
+        }
         self.ended.fetch_add(1, Ordering::Release);
+    }
+
+    fn shares(&self) -> Shares {
+        *self.shares.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Records a failed connection; the first failure becomes the run's error.
@@ -297,6 +329,8 @@ fn drive(
         seconds,
         connect_seconds,
         verified_connections: client.verified_connections(),
+        fairness: client.shares().fairness(),
+        starved_connections: client.shares().starved,
         rtt_histogram: client.recorders().map(|r| latency::encode(&r.merged())),
         cpus: affinity::cpus(),
     })
@@ -356,6 +390,23 @@ mod tests {
             seconds: Duration::ZERO,
             latency: false,
         })
+    }
+
+    #[test]
+    fn fairness_is_one_when_even_and_k_over_n_when_k_do_everything() {
+        let c = client(1, 4);
+        for bytes in [100, 100, 100, 100] {
+            c.session_ended(bytes);
+        }
+        assert_eq!(c.shares().fairness(), Some(1.0));
+        assert_eq!(c.shares().starved, 0);
+        let c = client(1, 4);
+        for bytes in [0, 300, 0, 0] {
+            c.session_ended(bytes);
+        }
+        assert_eq!(c.shares().fairness(), Some(0.25));
+        assert_eq!(c.shares().starved, 3);
+        assert_eq!(client(1, 1).shares().fairness(), None);
     }
 
     #[test]

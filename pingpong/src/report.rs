@@ -62,6 +62,13 @@ pub struct ClientResult {
     pub connect_seconds: f64,
     /// Connections that ended cleanly after at least one whole block came back verified.
     pub verified_connections: usize,
+    /// Jain's fairness index of the connections' bytes in the window: 1 when
+    /// all moved as much, k/n when k of n moved everything evenly.
+    #[serde(default)]
+    pub fairness: Option<f64>,
+    /// Connections that received no byte inside the window.
+    #[serde(default)]
+    pub starved_connections: usize,
     /// Every block's round-trip time inside the window, in nanoseconds, as a
     /// base64 HdrHistogram V2 encoding; absent when recording was off.
     #[serde(default, skip_serializing_if = "Option::is_none")]

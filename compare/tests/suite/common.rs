@@ -114,6 +114,19 @@ pub fn assert_cell_consistent(cell: &Value, seconds: f64) {
             "{name}: verified connections"
         );
         assert_rtt_consistent(&name, &run["rtt"], bytes / block, connections);
+        let fairness = run["fairness"].as_f64().unwrap();
+        let starved = run["starved_connections"].as_u64().unwrap();
+        assert!(
+            fairness > 0.0 && fairness <= 1.0 + 1e-9,
+            "{name}: fairness {fairness}"
+        );
+        assert!(starved < connections, "{name}: {starved} starved");
+        if connections == 1 {
+            assert!(
+                (fairness - 1.0).abs() < 1e-9,
+                "{name}: one connection is fair to itself"
+            );
+        }
         for side in ["server", "client"] {
             assert_eq!(
                 run[format!("{side}_cpus")],
