@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 use pingpong::protocol::MAX_BLOCK;
 
 use crate::placement::Pin;
+use crate::report::Format;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -26,6 +27,24 @@ pub enum Command {
     /// Runs the matrix: every implementation at every load, server and client
     /// in separate pinned processes.
     Run(Box<RunArgs>),
+    /// Renders a results file as markdown, CSV, a JSON summary, SVG charts
+    /// and a self-contained HTML page.
+    Report(ReportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A results.json, or the folder of a run.
+    pub results: PathBuf,
+    /// Formats to write (comma-separated).
+    #[arg(long, value_delimiter = ',', default_values = ["markdown", "csv", "json", "svg", "html"])]
+    pub format: Vec<Format>,
+    /// Folder to write into (default: the folder of the results file).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// The implementation the relative tables divide by (default: mio, if in the run).
+    #[arg(long)]
+    pub reference: Option<String>,
 }
 
 #[derive(Debug, Args)]

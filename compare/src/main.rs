@@ -7,10 +7,10 @@ mod implementations;
 mod matrix;
 mod placement;
 mod progress;
+mod report;
 mod results;
 mod run;
 mod runner;
-mod table;
 mod usage;
 
 use std::process::ExitCode;
@@ -28,16 +28,38 @@ fn main() -> ExitCode {
         Command::Run(args) => match run::run(*args) {
             Ok(run::Outcome::AllOk) => ExitCode::SUCCESS,
             Ok(run::Outcome::SomeFailed) => ExitCode::from(1),
-            Err(e) => {
-                eprintln!("compare: {e:#}");
-                ExitCode::from(2)
-            }
+            Err(e) => user_error(e),
+        },
+        Command::Report(args) => match report_command(args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => user_error(e),
         },
     }
 }
 
+fn user_error(e: anyhow::Error) -> ExitCode {
+    eprintln!("compare: {e:#}");
+    ExitCode::from(2)
+}
+
+fn report_command(args: cli::ReportArgs) -> anyhow::Result<()> {
+    let path = report::results_file(&args.results);
+    let results = results::Results::load(&path)?;
+    let reference = report::reference(&results, args.reference.as_deref())?;
+    let out = match args.out {
+        Some(out) => out,
+        None => path
+            .parent()
+            .map_or_else(|| ".".into(), std::path::Path::to_path_buf),
+    };
+    for file in report::write(&results, &args.format, &out, &reference)? {
+        println!("{}", file.display());
+    }
+    Ok(())
+}
+
 fn list() {
-    let mut table = table::new_table();
+    let mut table = report::terminal::new_table();
     table.set_header(["implementation", "built on", "IO model", "note"]);
     for i in implementations::ALL {
         let note = if i.threads_matter {

@@ -142,6 +142,8 @@ pub struct Cell {
 pub struct Figures {
     pub messages_per_s: Option<Summary>,
     pub rtt_p50_us: Option<Summary>,
+    #[serde(default)]
+    pub rtt_p95_us: Option<Summary>,
     pub rtt_p99_us: Option<Summary>,
     pub server_cpu_percent: Option<Summary>,
     pub client_cpu_percent: Option<Summary>,
@@ -264,6 +266,11 @@ impl Cell {
     /// Adds a successful repetition; `noisy_percent` is the run's threshold.
     pub fn push(&mut self, run: Run, noisy_percent: f64) {
         self.runs.push(run);
+        self.summarize(noisy_percent);
+    }
+
+    /// Computes the cell's summaries from its runs.
+    fn summarize(&mut self, noisy_percent: f64) {
         if self.status != Status::Ok {
             return;
         }
@@ -276,6 +283,7 @@ impl Cell {
         self.figures = Some(Figures {
             messages_per_s: of(&|r| Some(r.messages_per_s)),
             rtt_p50_us: of(&|r| Some(r.rtt.as_ref()?.p50_us)),
+            rtt_p95_us: of(&|r| Some(r.rtt.as_ref()?.p95_us)),
             rtt_p99_us: of(&|r| Some(r.rtt.as_ref()?.p99_us)),
             server_cpu_percent: of(&|r| Some(r.server_usage?.cpu_percent)),
             client_cpu_percent: of(&|r| Some(r.client_usage?.cpu_percent)),
@@ -321,8 +329,15 @@ impl Results {
             path.display(),
             schema.map_or("(none)".into(), |s| s.to_string())
         );
-        serde_json::from_value(value)
-            .with_context(|| format!("{} is not a valid results file", path.display()))
+        let mut results: Self = serde_json::from_value(value)
+            .with_context(|| format!("{} is not a valid results file", path.display()))?;
+        // Summaries follow from the runs: files written before a figure
+        // existed get it wherever their runs have the data.
+        let noisy = results.config.noisy_percent.unwrap_or(10.0);
+        for cell in &mut results.cells {
+            cell.summarize(noisy);
+        }
+        Ok(results)
     }
 
     /// The index of the cell of `server` at `load`, made (with no runs) if new.
@@ -388,8 +403,9 @@ mod tests {
             .join("../reports/2026-11-30-vm-2cpu/results.json");
         let old = Results::load(&path).unwrap();
         assert_eq!(old.cells.len(), 110);
-        assert!(old.cells.iter().all(|c| c.figures.is_none() && !c.noisy));
         assert!(old.cells[0].runs[0].rtt.is_none());
+        let figures = old.cells[0].figures.as_ref().unwrap();
+        assert!(figures.messages_per_s.is_some() && figures.rtt_p99_us.is_none());
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::placement::{self, Pin};
 use crate::progress::Progress;
 use crate::results::{self, Config, Host, Results, Rtt, Run, Status, Suite};
 use crate::runner::{self, Measurement, Spec};
-use crate::{binaries, environment, table};
+use crate::{binaries, environment, report};
 
 /// What a finished run found.
 pub enum Outcome {
@@ -143,12 +143,19 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
     results.config.ended = Some(chrono::Utc::now().to_rfc3339());
     results.save(&path)?;
 
-    print!("{}", table::render(&results));
+    print!("{}", report::terminal::render(&results));
+    let reference = report::reference(&results, None)?;
+    let files = report::write(&results, &report::Format::ALL, &out, &reference)?;
     println!(
-        "\n{} runs in {:.0} s; results: {}",
+        "\n{} runs in {:.0} s; results: {}; report: {}",
         total - done,
         started.elapsed().as_secs_f64(),
-        path.display()
+        path.display(),
+        files
+            .iter()
+            .find(|f| f.extension().is_some_and(|e| e == "html"))
+            .unwrap_or(&path)
+            .display()
     );
     // An unavailable runtime is a fact of the machine, reported, not a failure.
     Ok(

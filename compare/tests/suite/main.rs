@@ -4,6 +4,7 @@
 mod common;
 mod errors;
 mod interop;
+mod report;
 mod run;
 mod unavailable;
 

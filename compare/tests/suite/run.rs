@@ -128,6 +128,10 @@ fn prints_the_muduo_table() {
         out.to_str().unwrap(),
     ]);
     assert!(output.status.success());
+    // The run renders its report into its folder.
+    for file in ["report.md", "report.html", "results.csv", "summary.json"] {
+        assert!(out.join(file).is_file(), "{file}");
+    }
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         stdout.contains("MiB/s, 1 thread, block 16384 bytes"),

@@ -1,0 +1,311 @@
+//! The report's charts, as SVG (plotters): MiB/s by connections and by
+//! threads as grouped bars (the muduo article's figures), and p99 round-trip
+//! time by connections on a log scale. Bars and points are medians, whiskers
+//! min and max; every chart says so. Each implementation keeps its colour in
+//! every chart and every report.
+
+use anyhow::{Result, anyhow};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::grid::{View, sections};
+use crate::implementations;
+use crate::matrix::Load;
+use crate::results::{Cell, Status, Summary};
+
+/// One chart: its file name, a caption, and the SVG.
+pub struct Chart {
+    pub file: String,
+    pub caption: String,
+    pub svg: String,
+}
+
+const SIZE: (u32, u32) = (960, 440);
+/// Width of the plot; the legend takes the rest.
+const PLOT_WIDTH: u32 = 790;
+
+/// Tableau 10, one colour per implementation in `compare list` order.
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(0x4e, 0x79, 0xa7),
+    RGBColor(0xf2, 0x8e, 0x2b),
+    RGBColor(0xe1, 0x57, 0x59),
+    RGBColor(0x76, 0xb7, 0xb2),
+    RGBColor(0x59, 0xa1, 0x4f),
+    RGBColor(0xed, 0xc9, 0x48),
+    RGBColor(0xb0, 0x7a, 0xa1),
+    RGBColor(0xff, 0x9d, 0xa7),
+    RGBColor(0x9c, 0x75, 0x5f),
+    RGBColor(0x79, 0x70, 0x6e),
+];
+
+fn color_of(runtime: &str) -> RGBColor {
+    implementations::ALL
+        .iter()
+        .position(|i| i.name == runtime)
+        .map_or(RGBColor(0x33, 0x33, 0x33), |i| PALETTE[i % PALETTE.len()])
+}
+
+/// Every chart of a run: throughput for each muduo table, and p99 round-trip
+/// time for each table by connections where round-trip times were recorded.
+pub fn render(view: &View) -> Result<Vec<Chart>> {
+    let mut charts = Vec::new();
+    for section in sections(&view.loads) {
+        let (subject, row_name, loads) = section.rows();
+        let slug = |what: &str| format!("{what}-by-{row_name}-{}.svg", subject.replace(' ', "-"));
+        charts.push(Chart {
+            file: slug("mib"),
+            caption: format!("MiB/s by {row_name}, {subject}"),
+            svg: throughput(view, &subject, row_name, &loads)?,
+        });
+        let has_rtt = view.results.cells.iter().any(|c| rtt_p99(c).is_some());
+        if row_name == "connections" && has_rtt {
+            charts.push(Chart {
+                file: slug("rtt-p99"),
+                caption: format!("p99 round-trip time by connections, {subject}"),
+                svg: round_trips(view, &subject, &loads)?,
+            });
+        }
+    }
+    Ok(charts)
+}
+
+fn mib(cell: &Cell) -> Option<Summary> {
+    (cell.status == Status::Ok).then_some(cell.mib_per_s?)
+}
+
+fn rtt_p99(cell: &Cell) -> Option<Summary> {
+    (cell.status == Status::Ok).then_some(cell.figures.as_ref()?.rtt_p99_us?)
+}
+
+/// The x axis: one group per load, labelled with its thread or connection count.
+fn labels(view: &View, row_name: &str, loads: &[Load]) -> Vec<String> {
+    loads
+        .iter()
+        .map(|l| {
+            let n = if row_name == "threads" {
+                l.threads
+            } else {
+                l.connections
+            };
+            let oversubscribed = view
+                .runtimes()
+                .iter()
+                .filter_map(|r| view.cell(*l, r))
+                .any(|c| c.placement.oversubscribed);
+            format!("{n}{}", if oversubscribed { "*" } else { "" })
+        })
+        .collect()
+}
+
+fn throughput(view: &View, subject: &str, row_name: &str, loads: &[Load]) -> Result<String> {
+    let runtimes = view.runtimes();
+    let labels = labels(view, row_name, loads);
+    let top = loads
+        .iter()
+        .flat_map(|l| runtimes.iter().filter_map(move |r| mib(view.cell(*l, r)?)))
+        .map(|s| s.max)
+        .fold(1.0, f64::max)
+        * 1.08;
+    let groups = loads.len() as f64;
+    let width = 0.84 / runtimes.len() as f64;
+    let caption = format!("MiB/s by {row_name}, {subject}");
+    let marks = ["bars: median of the runs", "whiskers: min and max"];
+    chart(view, marks, |plot| {
+        let mut chart = frame(plot, &caption)
+            .build_cartesian_2d(-0.5..groups - 0.5, 0.0..top)
+            .map_err(draw)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(loads.len())
+            .x_label_formatter(&|x| group_label(&labels, *x))
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .x_desc(row_name)
+            .y_desc("MiB/s")
+            .draw()
+            .map_err(draw)?;
+        for (i, runtime) in runtimes.iter().enumerate() {
+            let color = color_of(runtime);
+            let bars = placed(view, loads, runtime, i, 0.84, mib);
+            chart
+                .draw_series(bars.iter().map(|(x, s)| {
+                    Rectangle::new(
+                        [(x - width * 0.45, 0.0), (x + width * 0.45, s.median)],
+                        color.filled(),
+                    )
+                }))
+                .map_err(draw)?;
+            chart
+                .draw_series(bars.iter().map(|(x, s)| {
+                    ErrorBar::new_vertical(*x, s.min, s.median, s.max, BLACK.stroke_width(1), 3)
+                }))
+                .map_err(draw)?;
+        }
+        Ok(())
+    })
+}
+
+fn round_trips(view: &View, subject: &str, loads: &[Load]) -> Result<String> {
+    let runtimes = view.runtimes();
+    let labels = labels(view, "connections", loads);
+    let summaries = || {
+        loads.iter().flat_map(|l| {
+            runtimes
+                .iter()
+                .filter_map(move |r| rtt_p99(view.cell(*l, r)?))
+        })
+    };
+    let low = summaries()
+        .map(|s| s.min)
+        .fold(f64::INFINITY, f64::min)
+        .max(1.0)
+        / 1.5;
+    let high = summaries().map(|s| s.max).fold(low * 2.0, f64::max) * 1.5;
+    let caption = format!("p99 round-trip time by connections, {subject}");
+    let marks = ["points: median of the runs", "whiskers: min and max"];
+    chart(view, marks, |plot| {
+        let mut chart = frame(plot, &caption)
+            .build_cartesian_2d(-0.5..loads.len() as f64 - 0.5, (low..high).log_scale())
+            .map_err(draw)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(loads.len())
+            .x_label_formatter(&|x| group_label(&labels, *x))
+            .y_label_formatter(&|us| duration(*us))
+            .x_desc("connections")
+            .y_desc("p99 round trip (log scale)")
+            .draw()
+            .map_err(draw)?;
+        for (i, runtime) in runtimes.iter().enumerate() {
+            let color = color_of(runtime);
+            // A small offset per implementation keeps equal points apart.
+            let points = placed(view, loads, runtime, i, 0.6, rtt_p99);
+            chart
+                .draw_series(LineSeries::new(
+                    points.iter().map(|(x, s)| (*x, s.median)),
+                    color.stroke_width(2),
+                ))
+                .map_err(draw)?;
+            chart
+                .draw_series(
+                    points
+                        .iter()
+                        .map(|(x, s)| Circle::new((*x, s.median), 3, color.filled())),
+                )
+                .map_err(draw)?;
+            chart
+                .draw_series(points.iter().map(|(x, s)| {
+                    ErrorBar::new_vertical(*x, s.min, s.median, s.max, color.stroke_width(1), 4)
+                }))
+                .map_err(draw)?;
+        }
+        Ok(())
+    })
+}
+
+/// Where the `i`th implementation puts its mark in each load's group, and
+/// the figure (`of` its cell) there: each group is `spread` wide, centred on
+/// the load's index, and split evenly among the implementations.
+fn placed(
+    view: &View,
+    loads: &[Load],
+    runtime: &str,
+    i: usize,
+    spread: f64,
+    of: fn(&Cell) -> Option<Summary>,
+) -> Vec<(f64, Summary)> {
+    let step = spread / view.runtimes().len() as f64;
+    loads
+        .iter()
+        .enumerate()
+        .filter_map(|(g, load)| {
+            let s = of(view.cell(*load, runtime)?)?;
+            Some((g as f64 - spread / 2.0 + (i as f64 + 0.5) * step, s))
+        })
+        .collect()
+}
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+/// An SVG chart: `plot` draws the plot on the left; the legend, with
+/// `marks` saying what bars or points and whiskers are, goes on the right.
+fn chart(view: &View, marks: [&str; 2], plot: impl FnOnce(&Area) -> Result<()>) -> Result<String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(draw)?;
+        let (left, right) = root.split_horizontally(PLOT_WIDTH);
+        plot(&left)?;
+        legend(&right, view, marks)?;
+        root.present().map_err(draw)?;
+    }
+    Ok(svg)
+}
+
+/// The plot's caption, margins and label areas, the same in every chart.
+fn frame<'a, 'b>(area: &'a Area<'b>, caption: &str) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
+    let mut builder = ChartBuilder::on(area);
+    builder
+        .caption(caption, ("sans-serif", 20))
+        .margin(10)
+        .x_label_area_size(48)
+        .y_label_area_size(64);
+    builder
+}
+
+/// The label of the group centred at `x`; nothing between groups.
+fn group_label(labels: &[String], x: f64) -> String {
+    let i = x.round();
+    if (x - i).abs() > 1e-6 || i < 0.0 {
+        return String::new();
+    }
+    labels.get(i as usize).cloned().unwrap_or_default()
+}
+
+fn duration(us: f64) -> String {
+    match us {
+        us if us >= 1e6 => format!("{:.0} s", us / 1e6),
+        us if us >= 1e3 => format!("{:.0} ms", us / 1e3),
+        us => format!("{us:.0} us"),
+    }
+}
+
+/// The implementations in their colours, what the marks mean, and the runs behind them.
+fn legend(area: &Area, view: &View, marks: [&str; 2]) -> Result<()> {
+    let text = ("sans-serif", 14).into_font();
+    let small = ("sans-serif", 12).into_font();
+    let mut y = 40;
+    for runtime in view.runtimes() {
+        let color = color_of(runtime);
+        area.draw(&Rectangle::new([(8, y - 6), (22, y + 6)], color.filled()))
+            .map_err(draw)?;
+        area.draw(&Text::new(runtime.as_str(), (30, y - 8), text.clone()))
+            .map_err(draw)?;
+        y += 22;
+    }
+    y += 10;
+    let runs = format!("{} run(s) per cell", view.results.config.repeat);
+    let mut notes = vec![marks[0].to_string(), marks[1].to_string(), runs];
+    if view
+        .results
+        .cells
+        .iter()
+        .any(|c| c.placement.oversubscribed)
+    {
+        notes.push("* oversubscribed".into());
+    }
+    if view.results.cells.iter().any(|c| c.status != Status::Ok) {
+        notes.push("missing: no figure".into());
+    }
+    for note in notes {
+        area.draw(&Text::new(note, (8, y), small.clone()))
+            .map_err(draw)?;
+        y += 18;
+    }
+    Ok(())
+}
+
+fn draw<E: std::fmt::Debug>(e: E) -> anyhow::Error {
+    anyhow!("drawing a chart: {e:?}")
+}

@@ -1,0 +1,136 @@
+//! The report as CSV: one row per cell and run, every numeric field, for
+//! spreadsheets and pandas. A cell with no run (unavailable, or failed at
+//! its first run) still gets a row, with its status and error.
+
+use anyhow::Result;
+
+use crate::results::{Cell, Results, Run};
+use crate::usage::Usage;
+
+const HEADER: &[&str] = &[
+    "runtime",
+    "version",
+    "client",
+    "client_version",
+    "threads",
+    "connections",
+    "block",
+    "oversubscribed",
+    "status",
+    "noisy",
+    "order",
+    "mib_per_s",
+    "messages_per_s",
+    "bytes",
+    "seconds",
+    "connect_seconds",
+    "verified_connections",
+    "fairness",
+    "starved_connections",
+    "rtt_count",
+    "rtt_mean_us",
+    "rtt_p50_us",
+    "rtt_p90_us",
+    "rtt_p95_us",
+    "rtt_p99_us",
+    "rtt_p999_us",
+    "rtt_max_us",
+    "server_cpu_percent",
+    "server_user_percent",
+    "server_system_percent",
+    "server_peak_rss_kib",
+    "server_voluntary_switches_per_s",
+    "server_involuntary_switches_per_s",
+    "client_cpu_percent",
+    "client_user_percent",
+    "client_system_percent",
+    "client_peak_rss_kib",
+    "client_voluntary_switches_per_s",
+    "client_involuntary_switches_per_s",
+    "mib_per_server_cpu_s",
+    "error",
+];
+
+pub fn render(results: &Results) -> Result<String> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.write_record(HEADER)?;
+    for cell in &results.cells {
+        if cell.runs.is_empty() {
+            writer.write_record(record(cell, None))?;
+        }
+        for run in &cell.runs {
+            writer.write_record(record(cell, Some(run)))?;
+        }
+    }
+    Ok(String::from_utf8(writer.into_inner()?)?)
+}
+
+fn record(cell: &Cell, run: Option<&Run>) -> Vec<String> {
+    let text = |v: Option<String>| v.unwrap_or_default();
+    let number = |v: Option<f64>| text(v.map(|v| v.to_string()));
+    let rtt = run.and_then(|r| r.rtt.as_ref());
+    let usage = |u: Option<Usage>| {
+        [
+            number(u.map(|u| u.cpu_percent)),
+            number(u.map(|u| u.user_percent)),
+            number(u.map(|u| u.system_percent)),
+            text(u.map(|u| u.peak_rss_kib.to_string())),
+            number(u.map(|u| u.voluntary_switches_per_s)),
+            number(u.map(|u| u.involuntary_switches_per_s)),
+        ]
+    };
+    let mut row = vec![
+        cell.runtime.clone(),
+        cell.version.clone(),
+        cell.client.clone(),
+        cell.client_version.clone(),
+        cell.threads.to_string(),
+        cell.connections.to_string(),
+        cell.block.to_string(),
+        cell.placement.oversubscribed.to_string(),
+        format!("{:?}", cell.status).to_lowercase(),
+        cell.noisy.to_string(),
+        text(run.map(|r| r.order.to_string())),
+        number(run.map(|r| r.mib_per_s)),
+        number(run.map(|r| r.messages_per_s)),
+        text(run.map(|r| r.bytes.to_string())),
+        number(run.map(|r| r.seconds)),
+        number(run.map(|r| r.connect_seconds)),
+        text(run.map(|r| r.verified_connections.to_string())),
+        number(run.and_then(|r| r.fairness)),
+        text(
+            run.and_then(|r| r.starved_connections)
+                .map(|s| s.to_string()),
+        ),
+        text(rtt.map(|r| r.count.to_string())),
+        number(rtt.map(|r| r.mean_us)),
+        number(rtt.map(|r| r.p50_us)),
+        number(rtt.map(|r| r.p90_us)),
+        number(rtt.map(|r| r.p95_us)),
+        number(rtt.map(|r| r.p99_us)),
+        number(rtt.map(|r| r.p999_us)),
+        number(rtt.map(|r| r.max_us)),
+    ];
+    row.extend(usage(run.and_then(|r| r.server_usage)));
+    row.extend(usage(run.and_then(|r| r.client_usage)));
+    row.push(number(run.and_then(|r| r.mib_per_server_cpu_s)));
+    row.push(cell.error.clone().unwrap_or_default());
+    row
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_has_every_column() {
+        let results = super::super::tests::fixture();
+        let text = render(&results).unwrap();
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        assert_eq!(reader.headers().unwrap().len(), HEADER.len());
+        let rows: Vec<_> = reader.records().map(Result::unwrap).collect();
+        let runs: usize = results.cells.iter().map(|c| c.runs.len().max(1)).sum();
+        assert_eq!(rows.len(), runs);
+        assert!(rows.iter().all(|r| r.len() == HEADER.len()));
+    }
+}

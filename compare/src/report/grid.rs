@@ -1,0 +1,487 @@
+//! The report's tables as data, before any format: the muduo tables, the
+//! same relative to a reference implementation, one detailed table per load,
+//! and the notes that explain their marks. Every renderer (terminal,
+//! markdown, HTML) draws these.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::matrix::Load;
+use crate::results::{Cell, Figures, Results, Status, Summary};
+
+/// One table: a title, a header, and rows whose first entry labels the row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Grid {
+    pub title: String,
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<Entry>>,
+}
+
+/// One table cell; `strong` marks the best of its row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub text: String,
+    pub strong: bool,
+}
+
+impl Entry {
+    fn plain(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            strong: false,
+        }
+    }
+}
+
+/// One muduo table: a fixed thread or connection count, the other varying by row.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Section {
+    ByConnections {
+        threads: usize,
+        connections: Vec<usize>,
+    },
+    ByThreads {
+        connections: usize,
+        threads: Vec<usize>,
+    },
+}
+
+impl Section {
+    /// The title's subject, the rows' name and the rows' loads.
+    pub fn rows(&self) -> (String, &'static str, Vec<Load>) {
+        match self {
+            Self::ByConnections {
+                threads,
+                connections,
+            } => (
+                format!("{threads} thread{}", plural(*threads)),
+                "connections",
+                connections
+                    .iter()
+                    .map(|&connections| Load {
+                        threads: *threads,
+                        connections,
+                    })
+                    .collect(),
+            ),
+            Self::ByThreads {
+                connections,
+                threads,
+            } => (
+                format!("{connections} connection{}", plural(*connections)),
+                "threads",
+                threads
+                    .iter()
+                    .map(|&threads| Load {
+                        threads,
+                        connections: *connections,
+                    })
+                    .collect(),
+            ),
+        }
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// The tables that show every load once or more, as in the muduo article:
+/// one by threads for each connection count run at several thread counts,
+/// then one by connections for each thread count with loads left to show.
+pub fn sections(loads: &BTreeSet<Load>) -> Vec<Section> {
+    let mut threads_at: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    let mut connections_at: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for l in loads {
+        threads_at.entry(l.connections).or_default().push(l.threads);
+        connections_at
+            .entry(l.threads)
+            .or_default()
+            .push(l.connections);
+    }
+    let by_threads: Vec<_> = threads_at
+        .into_iter()
+        .filter(|(_, threads)| threads.len() > 1)
+        .collect();
+    let shown = |l: Load| by_threads.iter().any(|(c, _)| *c == l.connections);
+    let mut out: Vec<Section> = connections_at
+        .into_iter()
+        .filter(|(t, cs)| {
+            !cs.iter().all(|&c| {
+                shown(Load {
+                    threads: *t,
+                    connections: c,
+                })
+            })
+        })
+        .map(|(threads, connections)| Section::ByConnections {
+            threads,
+            connections,
+        })
+        .collect();
+    out.extend(
+        by_threads
+            .into_iter()
+            .map(|(connections, threads)| Section::ByThreads {
+                connections,
+                threads,
+            }),
+    );
+    out
+}
+
+/// A results file, indexed for the tables.
+pub struct View<'a> {
+    pub results: &'a Results,
+    cells: BTreeMap<(Load, &'a str), &'a Cell>,
+    pub loads: BTreeSet<Load>,
+}
+
+impl<'a> View<'a> {
+    pub fn new(results: &'a Results) -> Self {
+        Self {
+            results,
+            cells: results
+                .cells
+                .iter()
+                .map(|c| ((c.load(), c.runtime.as_str()), c))
+                .collect(),
+            loads: results.cells.iter().map(Cell::load).collect(),
+        }
+    }
+
+    pub fn runtimes(&self) -> &'a [String] {
+        &self.results.config.runtimes
+    }
+
+    pub fn cell(&self, load: Load, runtime: &str) -> Option<&'a Cell> {
+        self.cells.get(&(load, runtime)).copied()
+    }
+
+    fn oversubscribed(&self, load: Load) -> bool {
+        self.runtimes()
+            .iter()
+            .filter_map(|r| self.cell(load, r))
+            .any(|c| c.placement.oversubscribed)
+    }
+
+    fn threads_ignored(&self, runtime: &str) -> bool {
+        self.results
+            .cells
+            .iter()
+            .any(|c| c.runtime == runtime && !c.threads_matter)
+    }
+
+    /// The header of a muduo table: the rows' name, then the implementations.
+    fn header(&self, row_name: &str) -> Vec<String> {
+        std::iter::once(row_name.to_string())
+            .chain(self.runtimes().iter().map(|r| {
+                let mark = if self.threads_ignored(r) { "†" } else { "" };
+                format!("{r}{mark}")
+            }))
+            .collect()
+    }
+
+    fn row_label(&self, load: Load, row_name: &str) -> Entry {
+        let label = if row_name == "threads" {
+            load.threads
+        } else {
+            load.connections
+        };
+        let mark = if self.oversubscribed(load) { "*" } else { "" };
+        Entry::plain(format!("{label}{mark}"))
+    }
+
+    /// The medians of a row's ok cells, by implementation.
+    fn medians(&self, load: Load) -> Vec<Option<f64>> {
+        self.runtimes()
+            .iter()
+            .map(|r| {
+                let c = self.cell(load, r)?;
+                (c.status == Status::Ok).then_some(c.mib_per_s?.median)
+            })
+            .collect()
+    }
+
+    /// The muduo tables: MiB/s, median [min, max], best of each row strong.
+    pub fn throughput(&self) -> Vec<Grid> {
+        let config = &self.results.config;
+        let client = match &config.client {
+            Some(client) => format!(", client: {client}"),
+            None => String::new(),
+        };
+        self.muduo(
+            |subject| {
+                format!(
+                    "MiB/s, {subject}, block {} bytes{client}: median [min, max] of {} run(s)",
+                    config.block, config.repeat
+                )
+            },
+            |load, medians| {
+                let best = medians.iter().flatten().copied().reduce(f64::max);
+                self.runtimes()
+                    .iter()
+                    .zip(medians)
+                    .map(|(r, m)| Entry {
+                        text: self.cell(load, r).map_or("-".into(), figure),
+                        strong: m.is_some() && *m == best,
+                    })
+                    .collect()
+            },
+        )
+    }
+
+    /// The muduo tables relative to `reference`: each median over the reference's.
+    pub fn relative(&self, reference: &str) -> Vec<Grid> {
+        let at = self.runtimes().iter().position(|r| r == reference);
+        self.muduo(
+            |subject| {
+                format!("Relative to {reference}, {subject}: median MiB/s over {reference}'s")
+            },
+            |_, medians| {
+                let base = at.and_then(|i| medians[i]);
+                medians
+                    .iter()
+                    .map(|m| {
+                        Entry::plain(match (m, base) {
+                            (Some(m), Some(base)) if base > 0.0 => format!("{:.2}x", m / base),
+                            _ => "-".into(),
+                        })
+                    })
+                    .collect()
+            },
+        )
+    }
+
+    /// One grid per muduo table: `title` of its subject, and a row of
+    /// `entries` for each load from the row's medians.
+    fn muduo(
+        &self,
+        title: impl Fn(&str) -> String,
+        entries: impl Fn(Load, &[Option<f64>]) -> Vec<Entry>,
+    ) -> Vec<Grid> {
+        sections(&self.loads)
+            .into_iter()
+            .map(|section| {
+                let (subject, row_name, loads) = section.rows();
+                let rows = loads
+                    .into_iter()
+                    .map(|load| {
+                        let mut row = vec![self.row_label(load, row_name)];
+                        row.extend(entries(load, &self.medians(load)));
+                        row
+                    })
+                    .collect();
+                Grid {
+                    title: title(&subject),
+                    header: self.header(row_name),
+                    rows,
+                }
+            })
+            .collect()
+    }
+
+    /// The report's sections in order: heading and tables.
+    pub fn sections(&self, reference: &str) -> Vec<(String, Vec<Grid>)> {
+        vec![
+            ("Throughput".into(), self.throughput()),
+            (format!("Relative to {reference}"), self.relative(reference)),
+            ("Every figure, load by load".into(), self.details()),
+        ]
+    }
+
+    /// One table per load: a row per implementation with every figure's median.
+    pub fn details(&self) -> Vec<Grid> {
+        self.loads
+            .iter()
+            .map(|&load| {
+                let rows = self
+                    .runtimes()
+                    .iter()
+                    .filter_map(|r| self.cell(load, r))
+                    .map(detail_row)
+                    .collect();
+                let mark = if self.oversubscribed(load) { "*" } else { "" };
+                Grid {
+                    title: format!(
+                        "{} thread{}, {} connection{}{mark}: median of {} run(s)",
+                        load.threads,
+                        plural(load.threads),
+                        load.connections,
+                        plural(load.connections),
+                        self.results.config.repeat
+                    ),
+                    header: DETAIL_HEADER.iter().map(ToString::to_string).collect(),
+                    rows,
+                }
+            })
+            .collect()
+    }
+
+    /// What the marks mean (only those in use), then every cell without a figure.
+    pub fn notes(&self) -> Vec<String> {
+        let results = self.results;
+        let mut notes = Vec::new();
+        if self.loads.iter().any(|&l| self.oversubscribed(l)) {
+            notes.push(format!(
+                "* oversubscribed: more threads than CPUs per side ({} CPUs here); these figures \
+                 measure contention for cores as much as the runtime",
+                results.host.cpus.len()
+            ));
+        }
+        if self.runtimes().iter().any(|r| self.threads_ignored(r)) {
+            notes.push("† one thread per connection: the thread count has no effect".into());
+        }
+        if results.cells.iter().any(|c| c.noisy) {
+            notes.push(format!(
+                "~ noisy: the runs' max exceeds their min by more than {}%; compare such cells with care",
+                results.config.noisy_percent.unwrap_or(10.0)
+            ));
+        }
+        notes.push(DETAIL_LEGEND.into());
+        for c in results.cells.iter().filter(|c| c.status != Status::Ok) {
+            notes.push(format!(
+                "{} at {} thread{}, {} connection{}: {}: {}",
+                c.runtime,
+                c.threads,
+                plural(c.threads),
+                c.connections,
+                plural(c.connections),
+                status(c.status),
+                c.error.as_deref().unwrap_or("no reason recorded")
+            ));
+        }
+        notes
+    }
+}
+
+const DETAIL_HEADER: [&str; 13] = [
+    "implementation",
+    "MiB/s",
+    "msg/s",
+    "p50 us",
+    "p95 us",
+    "p99 us",
+    "CPU% srv",
+    "CPU% cli",
+    "RSS MiB srv",
+    "RSS MiB cli",
+    "MiB/CPU-s",
+    "fair",
+    "connect s",
+];
+
+const DETAIL_LEGEND: &str = "Detailed tables: msg/s = blocks round-tripped per second; p50/p95/p99 \
+    = round-trip time of a block; CPU% = CPU time over the window, 100 = one core, of server (srv) \
+    and client (cli); RSS = peak resident memory; MiB/CPU-s = MiB per server CPU-second; fair = \
+    Jain's index of the connections' bytes (1 = even, 0.1 = as if a tenth did all the work); \
+    connect s = time to connect every connection";
+
+fn detail_row(cell: &Cell) -> Vec<Entry> {
+    let f = cell.figures.as_ref().filter(|_| cell.status == Status::Ok);
+    let median = |pick: fn(&Figures) -> Option<Summary>, scale: f64, digits: usize| {
+        f.and_then(pick)
+            .map_or("-".into(), |s| format!("{:.digits$}", s.median * scale))
+    };
+    let mib = 1.0 / 1024.0;
+    [
+        cell.runtime.clone(),
+        figure(cell),
+        median(|f| f.messages_per_s, 1.0, 0),
+        median(|f| f.rtt_p50_us, 1.0, 0),
+        median(|f| f.rtt_p95_us, 1.0, 0),
+        median(|f| f.rtt_p99_us, 1.0, 0),
+        median(|f| f.server_cpu_percent, 1.0, 0),
+        median(|f| f.client_cpu_percent, 1.0, 0),
+        median(|f| f.server_peak_rss_kib, mib, 1),
+        median(|f| f.client_peak_rss_kib, mib, 1),
+        median(|f| f.mib_per_server_cpu_s, 1.0, 0),
+        median(|f| f.fairness, 1.0, 2),
+        median(|f| f.connect_seconds, 1.0, 3),
+    ]
+    .into_iter()
+    .map(Entry::plain)
+    .collect()
+}
+
+fn status(s: Status) -> &'static str {
+    match s {
+        Status::Ok => "ok",
+        Status::Failed => "failed",
+        Status::Unavailable => "unavailable",
+    }
+}
+
+/// A cell's MiB/s as the tables show it: median [min, max], marked when noisy.
+pub fn figure(cell: &Cell) -> String {
+    let noisy = if cell.noisy { "~" } else { "" };
+    match (cell.status, cell.mib_per_s) {
+        (Status::Ok, Some(s)) if cell.runs.len() > 1 => {
+            format!("{:.0} [{:.0}, {:.0}]{noisy}", s.median, s.min, s.max)
+        }
+        (Status::Ok, Some(s)) => format!("{:.0}", s.median),
+        (Status::Ok, None) => "-".into(),
+        (Status::Failed, _) => "failed".into(),
+        (Status::Unavailable, _) => format!(
+            "unavailable: {}",
+            cell.unavailable.as_deref().unwrap_or("see below")
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matrix::{cross, muduo};
+
+    #[test]
+    fn muduo_matrix_gives_the_articles_three_tables() {
+        let loads = muduo().into_iter().collect();
+        assert_eq!(
+            sections(&loads),
+            vec![
+                Section::ByConnections {
+                    threads: 1,
+                    connections: vec![1, 10, 100, 1000, 10000]
+                },
+                Section::ByThreads {
+                    connections: 100,
+                    threads: vec![1, 2, 3, 4]
+                },
+                Section::ByThreads {
+                    connections: 1000,
+                    threads: vec![1, 2, 3, 4]
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn one_thread_count_gives_one_table_by_connections() {
+        let loads = cross(&[2], &[1, 10]).into_iter().collect();
+        assert_eq!(
+            sections(&loads),
+            vec![Section::ByConnections {
+                threads: 2,
+                connections: vec![1, 10]
+            }]
+        );
+    }
+
+    #[test]
+    fn cross_product_gives_a_table_per_connection_count() {
+        let loads = cross(&[1, 2], &[1, 10]).into_iter().collect();
+        assert_eq!(
+            sections(&loads),
+            vec![
+                Section::ByThreads {
+                    connections: 1,
+                    threads: vec![1, 2]
+                },
+                Section::ByThreads {
+                    connections: 10,
+                    threads: vec![1, 2]
+                },
+            ]
+        );
+    }
+}

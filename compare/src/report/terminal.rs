@@ -1,0 +1,45 @@
+//! The report in the terminal: the muduo tables, one detailed table per
+//! load, and the notes, as `compare run` prints them at the end.
+
+use std::fmt::Write;
+
+use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
+
+use super::grid::{Grid, View};
+use crate::results::Results;
+
+pub fn render(results: &Results) -> String {
+    let view = View::new(results);
+    let mut out = String::new();
+    for grid in view.throughput().iter().chain(&view.details()) {
+        let _ = writeln!(out, "\n{}\n{}", grid.title, table(grid));
+    }
+    out.push('\n');
+    for note in view.notes() {
+        let _ = writeln!(out, "{note}");
+    }
+    out
+}
+
+/// A table in the style every `compare` table shares.
+pub fn new_table() -> Table {
+    let mut table = Table::new();
+    table.load_style(UTF8_FULL_CONDENSED);
+    table
+}
+
+fn table(grid: &Grid) -> Table {
+    let mut table = new_table();
+    table.set_header(&grid.header);
+    for row in &grid.rows {
+        table.add_row(row.iter().enumerate().map(|(i, entry)| {
+            let cell = comfy_table::Cell::new(&entry.text);
+            if i == 0 {
+                cell
+            } else {
+                cell.set_alignment(CellAlignment::Right)
+            }
+        }));
+    }
+    table
+}

@@ -1,0 +1,170 @@
+//! `compare report`: every format from a real results file, the HTML page
+//! in a real browser, the committed reference report regenerated
+//! byte-for-byte, and clear errors for bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::common::{compare, out_dir};
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small/results.json")
+}
+
+/// `compare report ARGS` that must succeed; the files it wrote.
+fn report_ok(args: &[&str]) -> Vec<PathBuf> {
+    let mut all = vec!["report"];
+    all.extend_from_slice(args);
+    let output = compare(&all);
+    assert!(
+        output.status.success(),
+        "compare {all:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(PathBuf::from)
+        .collect()
+}
+
+#[test]
+fn every_format_is_written_and_well_formed() {
+    let out = out_dir("report-formats");
+    let files = report_ok(&[fixture().to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    for expected in ["report.md", "results.csv", "summary.json", "report.html"] {
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} in {names:?}"
+        );
+    }
+    let svgs: Vec<_> = files
+        .iter()
+        .filter(|f| f.extension().unwrap() == "svg")
+        .collect();
+    // The fixture's two tables by threads (1 and 10 connections) each get a chart.
+    assert_eq!(svgs.len(), 2, "{names:?}");
+    for svg in svgs {
+        let text = std::fs::read_to_string(svg).unwrap();
+        assert!(text.starts_with("<svg") && text.trim_end().ends_with("</svg>"));
+        // One bar per ok cell and no bar for the unavailable implementation.
+        assert!(text.contains("mio") && text.contains("monoio"), "legend");
+    }
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["cells"].as_array().unwrap().len(), 12);
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    assert!(header.starts_with("runtime,version,client"), "{header}");
+    // 8 ok cells x 2 runs, and one row for each of the 4 unavailable cells.
+    assert_eq!(csv.lines().count(), 1 + 16 + 4);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("cargo run --release -p compare -- run --runtimes mio,tokio,monoio"));
+    assert!(md.contains("| threads | mio | tokio | monoio |"));
+}
+
+/// Debian's chromium, which `scripts/test.sh` installs where it is missing.
+fn chromium() -> PathBuf {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .find_map(|name| {
+            let found = Command::new("which").arg(name).output().ok()?;
+            found
+                .status
+                .success()
+                .then(|| PathBuf::from(String::from_utf8_lossy(&found.stdout).trim()))
+        })
+        .expect("no chromium: scripts/test.sh installs Debian's chromium package")
+}
+
+#[test]
+fn the_html_page_renders_in_a_real_browser_with_nothing_fetched() {
+    let out = out_dir("report-html");
+    report_ok(&[fixture().to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let page = out.join("report.html");
+    let profile = out.join("chromium-profile");
+    let dom = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("running chromium");
+    assert!(
+        dom.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dom.stderr)
+    );
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let check = dom
+        .split("<pre id=\"self-check\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</pre>").next())
+        .expect("the page's self-check ran");
+    // 2 throughput, 2 relative and 4 detailed tables; 2 charts, both drawn, nothing fetched.
+    assert_eq!(check, "tables=8 charts=2 drawn=2 fetched=0", "{check}");
+}
+
+#[test]
+fn the_committed_reference_report_regenerates_byte_for_byte() {
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/2026-11-30-h200-16cpu");
+    let out = out_dir("report-reference");
+    let files = report_ok(&[committed.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(files.len() >= 8, "{files:?}");
+    for file in files {
+        let name = file.file_name().unwrap();
+        let fresh = std::fs::read(&file).unwrap();
+        let kept = std::fs::read(committed.join(name))
+            .unwrap_or_else(|e| panic!("{} is not committed: {e}", name.to_string_lossy()));
+        assert!(
+            fresh == kept,
+            "{} differs from the committed one",
+            name.to_string_lossy()
+        );
+    }
+}
+
+#[test]
+fn bad_results_files_get_one_clear_line_and_exit_2() {
+    let dir = out_dir("report-bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    let truncated = dir.join("truncated.json");
+    let text = std::fs::read_to_string(fixture()).unwrap();
+    std::fs::write(&truncated, &text[..text.len() / 2]).unwrap();
+    let missing = dir.join("missing.json");
+    let fixture = fixture();
+    for (args, expected) in [
+        (
+            vec![truncated.to_str().unwrap()],
+            "truncated.json is not valid JSON",
+        ),
+        (vec![missing.to_str().unwrap()], "missing.json"),
+        (
+            vec![fixture.to_str().unwrap(), "--reference", "nope"],
+            "--reference nope is not in this run",
+        ),
+    ] {
+        let mut all = vec!["report"];
+        all.extend(args);
+        all.extend(["--out", dir.to_str().unwrap()]);
+        let output = compare(&all);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{all:?}: {stderr}");
+        assert!(stderr.contains(expected), "{all:?}: {stderr}");
+        assert!(stderr.lines().count() <= 2, "{stderr}");
+    }
+}
