@@ -1,14 +1,16 @@
-//! Finds the runtime binaries, building them first when run from the source tree.
+//! Finds the runtime binaries, building them first when run from the source
+//! tree; versioned implementations (`tokio@1.47.0`) get isolated builds.
 
 use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, ensure};
 use serde::Deserialize;
 
-use crate::implementations::Implementation;
+use crate::implementations::{Implementation, Variant};
+use crate::versions;
 
 /// The workspace this binary was built from, if it is still there.
 pub fn source_tree() -> Option<PathBuf> {
@@ -18,35 +20,66 @@ pub fn source_tree() -> Option<PathBuf> {
         .then(|| root.to_path_buf())
 }
 
-/// Paths of the binaries of `impls`, by binary name: from `bin_dir` when
-/// given, else built in release mode from the source tree, else beside this
-/// executable.
-pub fn locate(
-    impls: &[&Implementation],
-    bin_dir: Option<&Path>,
-) -> Result<HashMap<String, PathBuf>> {
-    let dir = match (bin_dir, source_tree()) {
+/// A binary ready to run, and the version of the crate it was built on.
+#[derive(Debug, Clone)]
+pub struct Located {
+    pub path: PathBuf,
+    pub version: String,
+}
+
+/// Every variant's binary, by variant name: from `bin_dir` when given
+/// (`pingpong-<variant name>`), else built in release mode from the source
+/// tree, else beside this executable.
+pub fn locate(variants: &[Variant], bin_dir: Option<&Path>) -> Result<HashMap<String, Located>> {
+    let root = source_tree();
+    let dir = match (bin_dir, &root) {
         (Some(dir), _) => dir.to_path_buf(),
-        (None, Some(root)) => return build(impls, &root),
+        (None, Some(root)) => return build_all(variants, root),
         (None, None) => std::env::current_exe()
             .context("locating the compare executable")?
             .parent()
             .context("the compare executable has no folder")?
             .to_path_buf(),
     };
-    impls
+    variants
         .iter()
-        .map(|i| {
-            let path = dir.join(i.binary());
+        .map(|v| {
+            let path = dir.join(format!("pingpong-{}", v.name()));
             ensure!(
                 path.is_file(),
                 "{} not found in {}",
-                i.binary(),
+                path.file_name().unwrap_or_default().to_string_lossy(),
                 dir.display()
             );
-            Ok((i.binary(), path))
+            let version = v.pinned.clone().unwrap_or_else(|| v.base.version().into());
+            Ok((v.name(), Located { path, version }))
         })
         .collect()
+}
+
+fn build_all(variants: &[Variant], root: &Path) -> Result<HashMap<String, Located>> {
+    let workspace: Vec<&Implementation> = variants
+        .iter()
+        .filter(|v| v.pinned.is_none())
+        .map(|v| v.base)
+        .collect();
+    let mut found = HashMap::new();
+    if !workspace.is_empty() {
+        eprintln!(
+            "building the runtime binaries (release) in {}",
+            root.display()
+        );
+        let built = build(root, None, &workspace)?;
+        for i in workspace {
+            let path = built[&i.binary()].clone();
+            let version = i.version().into();
+            found.insert(i.name.to_string(), Located { path, version });
+        }
+    }
+    for v in variants.iter().filter(|v| v.pinned.is_some()) {
+        found.insert(v.name(), versions::build(root, v)?);
+    }
+    Ok(found)
 }
 
 #[derive(Deserialize)]
@@ -54,6 +87,7 @@ struct Message {
     reason: String,
     target: Option<Target>,
     executable: Option<PathBuf>,
+    message: Option<Diagnostic>,
 }
 
 #[derive(Deserialize)]
@@ -61,47 +95,93 @@ struct Target {
     name: String,
 }
 
-/// `cargo build --release` of exactly the binaries needed; cargo says where it put them.
-fn build(impls: &[&Implementation], root: &Path) -> Result<HashMap<String, PathBuf>> {
+#[derive(Deserialize)]
+struct Diagnostic {
+    level: String,
+    rendered: Option<String>,
+}
+
+/// Why a build failed: cargo could not resolve the dependencies, or the
+/// code did not compile (with the compiler's first error).
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("cargo build failed: {0}")]
+    Cargo(String),
+    #[error("{0}")]
+    Compile(String),
+}
+
+/// `cargo build --release` of exactly the binaries of `impls` in the
+/// workspace at `root` (into `target`, when given); cargo says where it put them.
+pub fn build(
+    root: &Path,
+    target: Option<&Path>,
+    impls: &[&Implementation],
+) -> Result<HashMap<String, PathBuf>, BuildError> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(root)
-        .args([
-            "build",
-            "--release",
-            "--message-format=json-render-diagnostics",
-        ])
-        .stdout(Stdio::piped());
+        .args(["build", "--release", "--message-format=json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(target) = target {
+        cmd.env("CARGO_TARGET_DIR", target);
+    }
     for i in impls {
         cmd.args(["-p", i.package, "--bin", &i.binary()]);
     }
-    eprintln!(
-        "building the runtime binaries (release) in {}",
-        root.display()
-    );
-    let mut child = cmd.spawn().context("running cargo build")?;
+    let failed = |e: std::io::Error| BuildError::Cargo(format!("running cargo: {e}"));
+    let mut child = cmd.spawn().map_err(failed)?;
+    let mut stderr = child.stderr.take().expect("piped");
+    // Cargo's progress goes on to the user; its errors are kept for the message.
+    let stderr = std::thread::spawn(move || {
+        let mut text = String::new();
+        for line in std::io::BufReader::new(&mut stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            eprintln!("{line}");
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text
+    });
     let mut found = HashMap::new();
+    let mut first_error = None;
     for line in std::io::BufReader::new(child.stdout.take().expect("piped")).lines() {
-        let line = line.context("reading cargo's output")?;
-        let Ok(message) = serde_json::from_str::<Message>(&line) else {
+        let Ok(message) = serde_json::from_str::<Message>(&line.map_err(failed)?) else {
             continue;
         };
-        if let (Some(target), Some(exe)) = (message.target, message.executable)
-            && message.reason == "compiler-artifact"
-        {
-            found.insert(target.name, exe);
+        match (message.reason.as_str(), message.target, message.executable) {
+            ("compiler-artifact", Some(target), Some(exe)) => {
+                found.insert(target.name, exe);
+            }
+            ("compiler-message", _, _) => {
+                if let Some(d) = message.message.filter(|d| d.level == "error") {
+                    first_error.get_or_insert(d.rendered.unwrap_or_default());
+                }
+            }
+            _ => {}
         }
     }
-    let status = child.wait().context("waiting for cargo build")?;
+    let status = child.wait().map_err(failed)?;
+    let stderr = stderr.join().unwrap_or_default();
     if !status.success() {
-        bail!("cargo build of the runtime binaries failed ({status})");
+        return Err(match first_error {
+            Some(e) => BuildError::Compile(e.trim().to_string()),
+            None => BuildError::Cargo(cargo_errors(&stderr)),
+        });
     }
     for i in impls {
-        ensure!(
-            found.contains_key(&i.binary()),
-            "cargo built no {}",
-            i.binary()
-        );
+        if !found.contains_key(&i.binary()) {
+            return Err(BuildError::Cargo(format!("cargo built no {}", i.binary())));
+        }
     }
     Ok(found)
+}
+
+/// Cargo's own error lines (not its progress), or all it said.
+fn cargo_errors(stderr: &str) -> String {
+    let start = stderr.find("error").unwrap_or(0);
+    stderr[start..].trim().to_string()
 }

@@ -6,6 +6,7 @@ use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand};
 use pingpong::protocol::MAX_BLOCK;
 
+use crate::check;
 use crate::placement::Pin;
 use crate::report::Format;
 
@@ -30,6 +31,32 @@ pub enum Command {
     /// Renders a results file as markdown, CSV, a JSON summary, SVG charts
     /// and a self-contained HTML page.
     Report(ReportArgs),
+    /// Compares a candidate with a baseline cell by cell: regressed, improved
+    /// or no change, telling real change from noise. Exit 1 when something
+    /// regressed, 2 when the input cannot be compared.
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// BASELINE CANDIDATE results files (or run folders), or one with
+    /// --baseline and --candidate naming two implementations of its run.
+    #[arg(required = true, num_args = 1..=2)]
+    pub results: Vec<PathBuf>,
+    /// The baseline implementation inside one run, e.g. tokio@1.47.0.
+    #[arg(long, requires = "candidate")]
+    pub baseline: Option<String>,
+    /// The candidate implementation inside one run, e.g. tokio.
+    #[arg(long, requires = "baseline")]
+    pub candidate: Option<String>,
+    /// Smallest change, in percent, that counts as a regression or improvement.
+    #[arg(long, default_value_t = 5.0, value_parser = percent)]
+    pub threshold: f64,
+    /// Confidence of the interval: 0.95 or 95.
+    #[arg(long, default_value_t = 0.95, value_parser = confidence)]
+    pub confidence: f64,
+    #[arg(long, value_enum, default_value_t = check::Format::Table)]
+    pub format: check::Format,
 }
 
 #[derive(Debug, Args)]
@@ -106,5 +133,17 @@ fn percent(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
         _ => Err(format!("{s} is not a non-negative percentage")),
+    }
+}
+
+fn confidence(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("{s} is not a number"))?;
+    let level = if v > 1.0 { v / 100.0 } else { v };
+    if level > 0.5 && level < 1.0 {
+        Ok(level)
+    } else {
+        Err(format!(
+            "{s} is not a confidence level between 0.5 and 1 (or 50 and 100)"
+        ))
     }
 }

@@ -4,7 +4,7 @@ use anyhow::{Result, bail};
 
 include!(concat!(env!("OUT_DIR"), "/locked.rs"));
 
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct Implementation {
     pub name: &'static str,
     /// The cargo package that builds the binary.
@@ -121,6 +121,53 @@ impl Implementation {
     }
 }
 
+/// An implementation as a run names it: `tokio`, built from the workspace,
+/// or `tokio@1.47.0`, its adapter built against exactly that crate version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Variant {
+    pub base: &'static Implementation,
+    pub pinned: Option<String>,
+}
+
+impl Variant {
+    /// Parses `NAME` or `NAME@VERSION` (an exact version: 1.47.0).
+    pub fn parse(spec: &str) -> Result<Self> {
+        let (name, pinned) = match spec.split_once('@') {
+            Some((name, version)) => (name, Some(version)),
+            None => (spec, None),
+        };
+        let base = find(name)?;
+        if let Some(version) = pinned {
+            let parts: Vec<&str> = version.split('.').collect();
+            if parts.len() != 3 || parts.iter().any(|p| p.parse::<u64>().is_err()) {
+                bail!("{spec:?}: the version must be exact, as in {name}@1.2.3");
+            }
+            if base.krate == "std" {
+                bail!(
+                    "{spec:?}: {name} is built on the standard library, which has no crate version to pin"
+                );
+            }
+        }
+        Ok(Self {
+            base,
+            pinned: pinned.map(Into::into),
+        })
+    }
+
+    pub fn name(&self) -> String {
+        match &self.pinned {
+            Some(version) => format!("{}@{version}", self.base.name),
+            None => self.base.name.into(),
+        }
+    }
+}
+
+impl From<&'static Implementation> for Variant {
+    fn from(base: &'static Implementation) -> Self {
+        Self { base, pinned: None }
+    }
+}
+
 /// Looks an implementation up by name; an unknown name gets the list and the nearest match.
 pub fn find(name: &str) -> Result<&'static Implementation> {
     if let Some(found) = ALL.iter().find(|i| i.name == name) {
@@ -148,6 +195,26 @@ mod tests {
     fn every_implementation_has_a_locked_version() {
         for i in ALL {
             assert_ne!(i.version(), "unknown", "{}", i.name);
+        }
+    }
+
+    #[test]
+    fn variants_pin_exact_versions_only() {
+        let v = Variant::parse("tokio@1.47.0").unwrap();
+        assert_eq!(
+            (v.base.name, v.pinned.as_deref()),
+            ("tokio", Some("1.47.0"))
+        );
+        assert_eq!(v.name(), "tokio@1.47.0");
+        assert_eq!(Variant::parse("mio").unwrap().name(), "mio");
+        for bad in [
+            "tokio@1.47",
+            "tokio@^1",
+            "tokio@",
+            "std-threads@1.0.0",
+            "tokyo@1.0.0",
+        ] {
+            assert!(Variant::parse(bad).is_err(), "{bad}");
         }
     }
 

@@ -1,6 +1,7 @@
 //! `compare`: runs the pingpong matrix over the runtimes and tabulates it.
 
 mod binaries;
+mod check;
 mod cli;
 mod environment;
 mod implementations;
@@ -11,7 +12,9 @@ mod report;
 mod results;
 mod run;
 mod runner;
+mod stats;
 mod usage;
+mod versions;
 
 use std::process::ExitCode;
 
@@ -28,6 +31,11 @@ fn main() -> ExitCode {
         Command::Run(args) => match run::run(*args) {
             Ok(run::Outcome::AllOk) => ExitCode::SUCCESS,
             Ok(run::Outcome::SomeFailed) => ExitCode::from(1),
+            Err(e) => user_error(e),
+        },
+        Command::Check(args) => match check::check(args) {
+            Ok(check::Outcome::Clean) => ExitCode::SUCCESS,
+            Ok(check::Outcome::Regressed) => ExitCode::from(1),
             Err(e) => user_error(e),
         },
         Command::Report(args) => match report_command(args) {

@@ -9,7 +9,7 @@ use std::path::Path;
 use anyhow::{Context, Result, ensure};
 use serde::{Deserialize, Serialize};
 
-use crate::implementations::Implementation;
+use crate::implementations::Variant;
 use crate::matrix::Load;
 use crate::placement::Placement;
 use crate::usage::Usage;
@@ -315,6 +315,12 @@ impl Cell {
     }
 }
 
+/// An implementation as built for a run: what it is and the crate version it got.
+pub struct Built {
+    pub variant: Variant,
+    pub version: String,
+}
+
 impl Results {
     /// Reads a results file of this schema.
     pub fn load(path: &Path) -> Result<Self> {
@@ -343,25 +349,25 @@ impl Results {
     /// The index of the cell of `server` at `load`, made (with no runs) if new.
     pub fn cell_index(
         &mut self,
-        server: &Implementation,
-        client: Option<&Implementation>,
+        server: &Built,
+        client: &Built,
         load: Load,
         block: usize,
         placement: &Placement,
     ) -> usize {
-        let client = client.unwrap_or(server);
+        let (server_name, client_name) = (server.variant.name(), client.variant.name());
         let found = self.cells.iter().position(|c| {
-            (c.runtime.as_str(), c.client.as_str(), c.load(), c.block)
-                == (server.name, client.name, load, block)
+            (&c.runtime, &c.client, c.load(), c.block) == (&server_name, &client_name, load, block)
         });
         found.unwrap_or_else(|| {
             self.cells.push(Cell {
-                runtime: server.name.into(),
-                version: server.version().into(),
-                model: server.model.into(),
-                threads_matter: server.threads_matter && client.threads_matter,
-                client: client.name.into(),
-                client_version: client.version().into(),
+                runtime: server_name,
+                version: server.version.clone(),
+                model: server.variant.base.model.into(),
+                threads_matter: server.variant.base.threads_matter
+                    && client.variant.base.threads_matter,
+                client: client_name,
+                client_version: client.version.clone(),
                 threads: load.threads,
                 connections: load.connections,
                 block,

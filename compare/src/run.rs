@@ -7,11 +7,11 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail, ensure};
 
 use crate::cli::RunArgs;
-use crate::implementations::{self, Implementation};
+use crate::implementations::{self, Variant};
 use crate::matrix;
 use crate::placement::{self, Pin};
 use crate::progress::Progress;
-use crate::results::{self, Config, Host, Results, Rtt, Run, Status, Suite};
+use crate::results::{self, Built, Config, Host, Results, Rtt, Run, Status, Suite};
 use crate::runner::{self, Measurement, Spec};
 use crate::{binaries, environment, report};
 
@@ -35,9 +35,17 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
     plan.pin.check(&cpus)?;
 
     let mut needed = plan.servers.clone();
-    needed.extend(plan.client);
+    needed.extend(plan.client.clone());
     let bins = binaries::locate(&needed, args.bin_dir.as_deref())?;
-    let suite = environment::suite(&bins, args.bin_dir.is_none())?;
+    let built = |v: &Variant| Built {
+        variant: v.clone(),
+        version: bins[&v.name()].version.clone(),
+    };
+    let paths = bins
+        .iter()
+        .map(|(n, b)| (n.clone(), b.path.clone()))
+        .collect();
+    let suite = environment::suite(&paths, args.bin_dir.is_none())?;
     if args.resume.is_some() && suite.binaries != results.suite.binaries {
         bail!(
             "the binaries differ from those the run in {} started with: finish it with the \
@@ -86,7 +94,10 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
         let cells: Vec<usize> = plan
             .servers
             .iter()
-            .map(|server| results.cell_index(server, plan.client, *load, config.block, &placement))
+            .map(|server| {
+                let client = built(plan.client.as_ref().unwrap_or(server));
+                results.cell_index(&built(server), &client, *load, config.block, &placement)
+            })
             .collect();
         // Repetitions interleave the implementations (A B C, A B C, ...), so that
         // the machine's drift over time hits every implementation alike.
@@ -107,8 +118,8 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
                 progress.start(&what);
                 order += 1;
                 let spec = Spec {
-                    server: &bins[&format!("pingpong-{}", cell.runtime)],
-                    client: &bins[&format!("pingpong-{}", cell.client)],
+                    server: &bins[&cell.runtime].path,
+                    client: &bins[&cell.client].path,
                     threads: load.threads,
                     connections: load.connections,
                     block: config.block,
@@ -169,20 +180,23 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
 
 /// A new run's results (no cells yet) and its folder.
 fn fresh(args: &RunArgs) -> Result<(Results, PathBuf)> {
-    let names = |impls: Vec<&Implementation>| impls.iter().map(|i| i.name.to_string()).collect();
-    let runtimes = if args.runtimes.is_empty() {
-        implementations::ALL.iter().collect()
+    let runtimes: Vec<Variant> = if args.runtimes.is_empty() {
+        implementations::ALL.iter().map(Variant::from).collect()
     } else {
         args.runtimes
             .iter()
-            .map(|n| implementations::find(n))
+            .map(|n| Variant::parse(n))
             .collect::<Result<_>>()?
     };
-    let client = args
-        .client
-        .as_deref()
-        .map(implementations::find)
-        .transpose()?;
+    let names: Vec<String> = runtimes.iter().map(Variant::name).collect();
+    if let Some(twice) = names
+        .iter()
+        .enumerate()
+        .find_map(|(i, n)| names[..i].contains(n).then_some(n))
+    {
+        bail!("--runtimes names {twice} twice");
+    }
+    let client = args.client.as_deref().map(Variant::parse).transpose()?;
     let loads = match (&args.threads[..], &args.connections[..]) {
         ([], []) => matrix::muduo(),
         ([], connections) => matrix::cross(&[1], connections),
@@ -196,8 +210,8 @@ fn fresh(args: &RunArgs) -> Result<(Results, PathBuf)> {
         suite: Suite::default(),
         host: Host::default(),
         config: Config {
-            runtimes: names(runtimes),
-            client: client.map(|c| c.name.to_string()),
+            runtimes: names,
+            client: client.map(|c| c.name()),
             loads,
             block: args.block,
             seconds: args.seconds,
@@ -226,8 +240,8 @@ fn resume(dir: &Path) -> Result<Results> {
 
 /// A run's options, resolved.
 struct Plan {
-    servers: Vec<&'static Implementation>,
-    client: Option<&'static Implementation>,
+    servers: Vec<Variant>,
+    client: Option<Variant>,
     pin: Pin,
     noisy_percent: f64,
     latency: bool,
@@ -239,13 +253,9 @@ impl Plan {
             servers: config
                 .runtimes
                 .iter()
-                .map(|n| implementations::find(n))
+                .map(|n| Variant::parse(n))
                 .collect::<Result<_>>()?,
-            client: config
-                .client
-                .as_deref()
-                .map(implementations::find)
-                .transpose()?,
+            client: config.client.as_deref().map(Variant::parse).transpose()?,
             pin: config
                 .pin
                 .as_deref()

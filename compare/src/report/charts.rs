@@ -38,11 +38,23 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(0x79, 0x70, 0x6e),
 ];
 
-fn color_of(runtime: &str) -> RGBColor {
-    implementations::ALL
+/// The implementation's colour; where a run has several versions of one
+/// implementation (tokio@1.47.0, tokio), each after the first is darker.
+fn color_of(view: &View, runtime: &str) -> RGBColor {
+    let base = |name: &str| name.split('@').next().unwrap_or_default().to_string();
+    let RGBColor(r, g, b) = implementations::ALL
         .iter()
-        .position(|i| i.name == runtime)
-        .map_or(RGBColor(0x33, 0x33, 0x33), |i| PALETTE[i % PALETTE.len()])
+        .position(|i| i.name == base(runtime))
+        .map_or(RGBColor(0x33, 0x33, 0x33), |i| PALETTE[i % PALETTE.len()]);
+    let shade = view
+        .runtimes()
+        .iter()
+        .filter(|other| base(other) == base(runtime))
+        .position(|other| other == runtime)
+        .unwrap_or(0);
+    let f = 1.0 - 0.3 * shade.min(2) as f64;
+    let dark = |c: u8| (c as f64 * f) as u8;
+    RGBColor(dark(r), dark(g), dark(b))
 }
 
 /// Every chart of a run: throughput for each muduo table, and p99 round-trip
@@ -125,7 +137,7 @@ fn throughput(view: &View, subject: &str, row_name: &str, loads: &[Load]) -> Res
             .draw()
             .map_err(draw)?;
         for (i, runtime) in runtimes.iter().enumerate() {
-            let color = color_of(runtime);
+            let color = color_of(view, runtime);
             let bars = placed(view, loads, runtime, i, 0.84, mib);
             chart
                 .draw_series(bars.iter().map(|(x, s)| {
@@ -178,7 +190,7 @@ fn round_trips(view: &View, subject: &str, loads: &[Load]) -> Result<String> {
             .draw()
             .map_err(draw)?;
         for (i, runtime) in runtimes.iter().enumerate() {
-            let color = color_of(runtime);
+            let color = color_of(view, runtime);
             // A small offset per implementation keeps equal points apart.
             let points = placed(view, loads, runtime, i, 0.6, rtt_p99);
             chart
@@ -277,7 +289,7 @@ fn legend(area: &Area, view: &View, marks: [&str; 2]) -> Result<()> {
     let small = ("sans-serif", 12).into_font();
     let mut y = 40;
     for runtime in view.runtimes() {
-        let color = color_of(runtime);
+        let color = color_of(view, runtime);
         area.draw(&Rectangle::new([(8, y - 6), (22, y + 6)], color.filled()))
             .map_err(draw)?;
         area.draw(&Text::new(runtime.as_str(), (30, y - 8), text.clone()))

@@ -1,0 +1,145 @@
+//! Isolated builds of an implementation against an exact version of its
+//! runtime crate (`tokio@1.47.0`): the adapter is copied into its own
+//! workspace under `target/versions/`, with the crate's requirement pinned to
+//! `=VERSION`, the main Cargo.lock as its starting point (so that nothing
+//! else moves), and its own lockfile and target folder, kept for the next run.
+
+use std::fs;
+use std::path::Path;
+
+use anyhow::{Context, Result, anyhow, bail};
+use toml_edit::{DocumentMut, Item, value};
+
+use crate::binaries::{self, BuildError, Located};
+use crate::implementations::Variant;
+
+/// Builds `variant` (which is pinned) and reads the version cargo resolved.
+pub fn build(root: &Path, variant: &Variant) -> Result<Located> {
+    let base = variant.base;
+    let version = variant
+        .pinned
+        .as_deref()
+        .ok_or_else(|| anyhow!("{} names no version", variant.name()))?;
+    let adapter = root
+        .join("runtimes")
+        .join(base.package.trim_start_matches("pingpong-"));
+    let dir = root
+        .join("target")
+        .join("versions")
+        .join(format!("{}-{version}", base.package));
+    eprintln!(
+        "building {} against {} {version} in {}",
+        base.name,
+        base.krate,
+        dir.display()
+    );
+    prepare(root, &adapter, &dir, base.krate, version)
+        .with_context(|| format!("preparing the build of {}", variant.name()))?;
+    let built = binaries::build(&dir, Some(&dir.join("target")), &[base]).map_err(|e| match e {
+        BuildError::Compile(error) => anyhow!(
+            "the {} adapter does not compile against {} {version}:\n{error}",
+            base.name,
+            base.krate
+        ),
+        BuildError::Cargo(error) => anyhow!(
+            "cannot build {} against {} {version} (does that version exist on crates.io?): {error}",
+            base.name,
+            base.krate
+        ),
+    })?;
+    let resolved = locked_version(&dir.join("Cargo.lock"), base.package, base.krate)?;
+    if resolved != version {
+        bail!(
+            "{} resolved to {} {resolved}, not {version}",
+            variant.name(),
+            base.krate
+        );
+    }
+    Ok(Located {
+        path: built[&base.binary()].clone(),
+        version: resolved,
+    })
+}
+
+/// Writes the isolated workspace: the root manifest with one member (the
+/// adapter's copy) and pingpong as a path outside it, and the adapter with
+/// its runtime crate pinned.
+fn prepare(root: &Path, adapter: &Path, dir: &Path, krate: &str, version: &str) -> Result<()> {
+    let member = dir.join("adapter");
+    fs::create_dir_all(member.join("src"))?;
+    copy_tree(&adapter.join("src"), &member.join("src"))?;
+
+    let mut manifest: DocumentMut = fs::read_to_string(root.join("Cargo.toml"))?.parse()?;
+    let workspace = manifest["workspace"]
+        .as_table_mut()
+        .context("the root Cargo.toml has no [workspace]")?;
+    workspace["members"] = value(toml_edit::Array::from_iter(["adapter"]));
+    let pingpong = root.join("pingpong");
+    workspace["dependencies"]["pingpong"]["path"] = value(pingpong.to_string_lossy().as_ref());
+    fs::write(dir.join("Cargo.toml"), manifest.to_string())?;
+
+    let mut adapter_manifest: DocumentMut =
+        fs::read_to_string(adapter.join("Cargo.toml"))?.parse()?;
+    let requirement = format!("={version}");
+    match &mut adapter_manifest["dependencies"][krate] {
+        Item::Value(toml_edit::Value::String(_)) => {
+            adapter_manifest["dependencies"][krate] = value(requirement);
+        }
+        Item::Value(toml_edit::Value::InlineTable(table)) => {
+            table.insert("version", requirement.into());
+        }
+        _ => bail!("the adapter's Cargo.toml has no dependency on {krate}"),
+    }
+    fs::write(member.join("Cargo.toml"), adapter_manifest.to_string())?;
+
+    // The main lockfile as a start: every other crate stays at its version.
+    let lock = dir.join("Cargo.lock");
+    if !lock.exists() {
+        fs::copy(root.join("Cargo.lock"), &lock)?;
+    }
+    Ok(())
+}
+
+fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    for entry in fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            fs::create_dir_all(&target)?;
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// The version of `krate` that `package` depends on in a lockfile: named in
+/// the dependency ("tokio 1.47.0") where several are locked, else the one.
+fn locked_version(lock: &Path, package: &str, krate: &str) -> Result<String> {
+    let doc: DocumentMut = fs::read_to_string(lock)?.parse()?;
+    let packages: Vec<_> = doc["package"]
+        .as_array_of_tables()
+        .into_iter()
+        .flatten()
+        .collect();
+    let dependency = packages
+        .iter()
+        .find(|p| p["name"].as_str() == Some(package))
+        .and_then(|p| p["dependencies"].as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|d| d.as_str())
+        .find(|d| d.split(' ').next() == Some(krate));
+    let named = dependency.and_then(|d| d.split(' ').nth(1));
+    let only = || {
+        packages
+            .iter()
+            .find(|p| p["name"].as_str() == Some(krate))
+            .and_then(|p| p["version"].as_str())
+    };
+    named
+        .or_else(only)
+        .map(Into::into)
+        .with_context(|| format!("{} locks no {krate} for {package}", lock.display()))
+}

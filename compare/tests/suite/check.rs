@@ -1,0 +1,131 @@
+//! `compare check` end to end: two real runs of one implementation agree,
+//! a doctored candidate with 30% less throughput is caught and named, the
+//! exports are well-formed, and unusable input exits 2 with a reason.
+
+use std::path::Path;
+
+use crate::common::{compare, out_dir};
+
+/// Runs mio at 10 connections, 5 repetitions, into `test`'s folder.
+fn run(test: &str) -> std::path::PathBuf {
+    let out = out_dir(test);
+    let mut args = vec!["run", "--out", out.to_str().unwrap(), "--quiet"];
+    args.extend(["--runtimes", "mio", "--connections", "10"]);
+    args.extend(["--seconds", "0.2", "--warmup", "0.05", "--repeat", "5"]);
+    let output = compare(&args);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    out.join("results.json")
+}
+
+fn check(args: &[&str]) -> (Option<i32>, String, String) {
+    let mut all = vec!["check"];
+    all.extend_from_slice(args);
+    let output = compare(&all);
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// A copy of `from` with every run's throughput scaled by `factor`.
+fn doctored(from: &Path, to: &Path, factor: f64) {
+    let mut results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(from).unwrap()).unwrap();
+    for cell in results["cells"].as_array_mut().unwrap() {
+        for run in cell["runs"].as_array_mut().unwrap() {
+            run["mib_per_s"] = (run["mib_per_s"].as_f64().unwrap() * factor).into();
+        }
+    }
+    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+    std::fs::write(to, serde_json::to_string(&results).unwrap()).unwrap();
+}
+
+#[test]
+fn two_runs_agree_and_a_thirty_percent_cut_is_caught() {
+    let a = run("check-a");
+    let b = run("check-b");
+    let (code, stdout, stderr) = check(&[a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("mio, 1 thread, 10 connections"), "{stdout}");
+    assert!(stdout.contains("0 regressed"), "{stdout}");
+
+    let cut = out_dir("check-cut").join("results.json");
+    doctored(&a, &cut, 0.7);
+    let (code, stdout, stderr) = check(&[a.to_str().unwrap(), cut.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("REGRESSED"))
+        .unwrap_or_else(|| panic!("no regression in {stdout}"));
+    assert!(
+        line.contains("mio, 1 thread, 10 connections") && line.contains("MiB/s"),
+        "{line}"
+    );
+    assert!(line.contains("-30.0%"), "{line}");
+
+    // The exports carry the candidate's figures.
+    let (code, bmf, _) = check(&[
+        a.to_str().unwrap(),
+        cut.to_str().unwrap(),
+        "--format",
+        "bmf",
+    ]);
+    assert_eq!(code, Some(1));
+    let bmf: serde_json::Value = serde_json::from_str(&bmf).unwrap();
+    let bench = &bmf["mio 1t 10c 16384B"];
+    assert!(
+        bench["throughput"]["value"].as_f64().unwrap() > 0.0,
+        "{bmf}"
+    );
+    assert!(
+        bench["latency"]["lower_value"].as_f64().unwrap() > 0.0,
+        "{bmf}"
+    );
+    let (_, gab, _) = check(&[
+        a.to_str().unwrap(),
+        cut.to_str().unwrap(),
+        "--format",
+        "github-action-benchmark",
+    ]);
+    let gab: serde_json::Value = serde_json::from_str(&gab).unwrap();
+    assert_eq!(gab[0]["name"], "mio 1t 10c 16384B");
+    assert_eq!(gab[0]["unit"], "MiB/s");
+}
+
+#[test]
+fn unusable_input_exits_2_with_the_reason() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small/results.json");
+    let fixture = fixture.to_str().unwrap();
+    let other =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/2026-11-30-vm-2cpu/results.json");
+    for (args, expected) in [
+        (vec![fixture], "needs --baseline NAME and --candidate NAME"),
+        (
+            vec![fixture, "--baseline", "tokio@1.0.0", "--candidate", "tokio"],
+            "has no implementation tokio@1.0.0",
+        ),
+        (
+            vec![fixture, "/no/such/results.json"],
+            "/no/such/results.json",
+        ),
+    ] {
+        let (code, stdout, stderr) = check(&args);
+        assert_eq!(code, Some(2), "{args:?}: {stdout}{stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+    // The fixture (1 and 10 connections, 1 and 2 threads, monoio unavailable)
+    // against the first 2-core run (the muduo matrix, 1 s windows): the
+    // settings that differ are named, cells on one side only are listed.
+    let (_, stdout, stderr) = check(&[fixture, other.to_str().unwrap()]);
+    assert!(
+        stderr.contains("warning: the runs differ in window (s): 0.2 vs 1"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("only in the candidate"), "{stdout}");
+    assert!(stdout.contains("no figure"), "{stdout}");
+}
