@@ -84,22 +84,22 @@ pub struct RunArgs {
     pub client: Option<String>,
     /// Connection counts; with --threads, the matrix is their cross product
     /// (alone: 1 thread). Default: the muduo article's matrix.
-    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true, value_parser = count(u32::MAX as i64))]
     pub connections: Vec<usize>,
     /// Thread counts, the same on both sides (alone: at 100 and 1000 connections).
-    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=1024).map(|v| v as usize))]
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true, value_parser = count(1024))]
     pub threads: Vec<usize>,
     /// Bytes each connection keeps in flight.
-    #[arg(long, default_value_t = 16384, value_parser = clap::value_parser!(u32).range(1..=MAX_BLOCK as i64).map(|v| v as usize))]
+    #[arg(long, default_value_t = 16384, allow_negative_numbers = true, value_parser = count(MAX_BLOCK as i64))]
     pub block: usize,
     /// Length of the measurement window, in seconds.
-    #[arg(long, default_value_t = 1.0, value_parser = pingpong::cli::seconds(true))]
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true, value_parser = pingpong::cli::seconds(true))]
     pub seconds: f64,
     /// Seconds of pingpong after connecting, before the window.
-    #[arg(long, default_value_t = 0.25, value_parser = pingpong::cli::seconds(false))]
+    #[arg(long, default_value_t = 0.25, allow_negative_numbers = true, value_parser = pingpong::cli::seconds(false))]
     pub warmup: f64,
     /// Repetitions of each cell; the cell's figure is their median.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000).map(|v| v as usize))]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = count(1000))]
     pub repeat: usize,
     /// Mark a cell noisy when its max MiB/s exceeds its min by more than this percentage.
     #[arg(long, default_value_t = 10.0, value_parser = percent)]
@@ -129,6 +129,11 @@ pub struct RunArgs {
     pub bin_dir: Option<PathBuf>,
 }
 
+/// A whole number from 1 to `max`; 0 and negative numbers get the range.
+fn count(max: i64) -> impl TypedValueParser<Value = usize> {
+    clap::value_parser!(i64).range(1..=max).map(|v| v as usize)
+}
+
 fn percent(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
@@ -145,5 +150,74 @@ fn confidence(s: &str) -> Result<f64, String> {
         Err(format!(
             "{s} is not a confidence level between 0.5 and 1 (or 50 and 100)"
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use proptest::prelude::*;
+
+    use super::Cli;
+
+    /// Words a user might type, valid and not, so that parsing gets past
+    /// the first unknown word.
+    fn word() -> impl Strategy<Value = String> {
+        prop_oneof![
+            prop::sample::select(vec![
+                "run",
+                "report",
+                "check",
+                "list",
+                "--runtimes",
+                "--client",
+                "--connections",
+                "--threads",
+                "--block",
+                "--seconds",
+                "--warmup",
+                "--repeat",
+                "--noisy",
+                "--pin",
+                "--no-latency",
+                "--out",
+                "--resume",
+                "--quiet",
+                "--bin-dir",
+                "--format",
+                "--reference",
+                "--baseline",
+                "--candidate",
+                "--threshold",
+                "--confidence",
+                "tokio",
+                "mio@1.0.0",
+                "0",
+                "-1",
+                "1,10",
+                "0.5",
+                "1e309",
+                "NaN",
+                "auto",
+                "none",
+                "0-1/2",
+                "3-1/0",
+                "markdown,svg",
+                "bmf",
+                "67108865",
+                "",
+            ])
+            .prop_map(String::from),
+            ".{0,12}",
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn any_command_line_parses_or_is_refused_without_a_panic(
+            words in prop::collection::vec(word(), 0..8)
+        ) {
+            let _ = Cli::try_parse_from(std::iter::once("compare".to_string()).chain(words));
+        }
     }
 }

@@ -31,6 +31,7 @@ fn main() -> ExitCode {
         Command::Run(args) => match run::run(*args) {
             Ok(run::Outcome::AllOk) => ExitCode::SUCCESS,
             Ok(run::Outcome::SomeFailed) => ExitCode::from(1),
+            Ok(run::Outcome::Interrupted) => ExitCode::from(130),
             Err(e) => user_error(e),
         },
         Command::Check(args) => match check::check(args) {

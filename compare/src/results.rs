@@ -326,17 +326,21 @@ impl Results {
     pub fn load(path: &Path) -> Result<Self> {
         let text =
             fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let value: serde_json::Value = serde_json::from_str(&text)
-            .with_context(|| format!("{} is not valid JSON", path.display()))?;
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    /// Reads the text of a results file; `name` names it in errors.
+    pub fn parse(text: &str, name: &str) -> Result<Self> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).with_context(|| format!("{name} is not valid JSON"))?;
         let schema = value.get("schema").and_then(serde_json::Value::as_u64);
         ensure!(
             schema == Some(SCHEMA.into()),
-            "{} has results schema {}, but this compare reads schema {SCHEMA}",
-            path.display(),
+            "{name} has results schema {}, but this compare reads schema {SCHEMA}",
             schema.map_or("(none)".into(), |s| s.to_string())
         );
         let mut results: Self = serde_json::from_value(value)
-            .with_context(|| format!("{} is not a valid results file", path.display()))?;
+            .with_context(|| format!("{name} is not a valid results file"))?;
         // Summaries follow from the runs: files written before a figure
         // existed get it wherever their runs have the data.
         let noisy = results.config.noisy_percent.unwrap_or(10.0);
@@ -426,6 +430,29 @@ mod tests {
         let e = format!("{:#}", Results::load(&path).unwrap_err());
         assert!(e.contains("not valid JSON") && e.contains("line 1"), "{e}");
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_loads_or_is_refused_without_a_panic(text in ".{0,400}") {
+            let _ = Results::parse(&text, "input");
+        }
+
+        #[test]
+        fn a_damaged_results_file_is_refused_without_a_panic(
+            cut in 0usize..100_000,
+            at in 0usize..100_000,
+            byte in proptest::num::u8::ANY,
+        ) {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small/results.json");
+            let mut bytes = fs::read(path).unwrap();
+            bytes.truncate(cut % (bytes.len() + 1));
+            if !bytes.is_empty() {
+                let at = at % bytes.len();
+                bytes[at] = byte;
+            }
+            let _ = Results::parse(&String::from_utf8_lossy(&bytes), "input");
+        }
     }
 
     #[test]

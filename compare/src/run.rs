@@ -2,6 +2,7 @@
 //! the results file saved after every repetition, the tables at the end.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
@@ -19,9 +20,24 @@ use crate::{binaries, environment, report};
 pub enum Outcome {
     AllOk,
     SomeFailed,
+    /// Stopped by Ctrl-C or SIGTERM; what it measured is saved.
+    Interrupted,
+}
+
+/// Set by Ctrl-C or SIGTERM; the run stops after saving what it has.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
 }
 
 pub fn run(args: RunArgs) -> Result<Outcome> {
+    // The repetition in flight dies with its processes; nothing outlives the run.
+    ctrlc::set_handler(|| {
+        INTERRUPTED.store(true, Ordering::SeqCst);
+        runner::kill_all();
+    })
+    .context("installing the Ctrl-C handler")?;
     let (mut results, out) = match &args.resume {
         Some(dir) => (resume(dir)?, dir.clone()),
         None => fresh(&args)?,
@@ -33,6 +49,7 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
     check_connection_limits(most.context("the run has no loads")?)?;
     let cpus = placement::available_cpus()?;
     plan.pin.check(&cpus)?;
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
 
     let mut needed = plan.servers.clone();
     needed.extend(plan.client.clone());
@@ -89,7 +106,7 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
         .flat_map(|c| c.runs.iter().map(|r| r.order))
         .max()
         .unwrap_or(0);
-    for load in &config.loads {
+    'matrix: for load in &config.loads {
         let placement = plan.pin.place(&cpus, load.threads);
         let cells: Vec<usize> = plan
             .servers
@@ -111,6 +128,9 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
                     "{:>2} threads {:>5} connections  {:<12} run {repetition}/{}",
                     load.threads, load.connections, cell.runtime, config.repeat
                 );
+                if interrupted() {
+                    break 'matrix;
+                }
                 if cell.status != Status::Ok {
                     progress.finished(&format!("{what}  skipped: the cell has no figure already"));
                     continue;
@@ -129,6 +149,10 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
                     placement: &placement,
                 };
                 let outcome = runner::run_once(&spec).and_then(|m| run_of(order, m));
+                if interrupted() {
+                    // Killed by the interrupt: not a fault of the implementation.
+                    break 'matrix;
+                }
                 let cell = &mut results.cells[i];
                 match outcome {
                     Ok(run) => {
@@ -151,6 +175,16 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
         }
     }
     progress.finish();
+    if interrupted() {
+        results.save(&path)?;
+        let runs: usize = results.cells.iter().map(|c| c.runs.len()).sum();
+        eprintln!(
+            "interrupted: {runs} of {total} runs saved in {}; continue with: compare run --resume {}",
+            path.display(),
+            out.display()
+        );
+        return Ok(Outcome::Interrupted);
+    }
     results.config.ended = Some(chrono::Utc::now().to_rfc3339());
     results.save(&path)?;
 
@@ -204,7 +238,6 @@ fn fresh(args: &RunArgs) -> Result<(Results, PathBuf)> {
         (threads, connections) => matrix::cross(threads, connections),
     };
     let out = args.out.clone().unwrap_or_else(default_out);
-    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let results = Results {
         schema: results::SCHEMA,
         suite: Suite::default(),

@@ -5,6 +5,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::Mutex;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -20,9 +21,22 @@ use crate::placement::{Placement, cpu_set};
 use crate::usage::{Sample, Usage};
 
 /// How long a server may take to print its ready line.
-const READY_DEADLINE: Duration = Duration::from_secs(30);
+const READY_DEADLINE: Duration = Duration::from_secs(10);
 /// How long a process may take to exit once its work is done.
 const EXIT_DEADLINE: Duration = Duration::from_secs(5);
+/// Slack on every deadline derived from the options: a loaded machine is slow.
+const MARGIN: Duration = Duration::from_secs(5);
+
+/// The process groups of the children alive now, for [`kill_all`].
+static LIVE: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// Kills every child process group still alive (on Ctrl-C or SIGTERM):
+/// the repetitions in flight fail at once, and nothing outlives the run.
+pub fn kill_all() {
+    for &group in LIVE.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+        let _ = killpg(Pid::from_raw(group), Signal::SIGKILL);
+    }
+}
 /// How much of a failed process's stderr an error quotes.
 const STDERR_TAIL: usize = 2000;
 
@@ -60,7 +74,7 @@ pub fn run_once(spec: &Spec) -> Result<Measurement> {
     let mut server = Process::spawn("server", spec.server, &spec.placement.server_cpus, |cmd| {
         cmd.args(["server", "--bind", "127.0.0.1:0"]).args(&shape);
     })?;
-    let ready = match server.next_line(Instant::now() + READY_DEADLINE)? {
+    let ready = match server.next_line(Instant::now() + READY_DEADLINE, "server start")? {
         Line::Ready(ready) => ready,
         Line::Error(f) => return Err(failure("server", f)),
         other => bail!("server printed {other:?} instead of its ready line"),
@@ -86,17 +100,30 @@ pub fn run_once(spec: &Spec) -> Result<Measurement> {
             cmd.arg("--no-latency");
         }
     })?;
-    // Both processes are sampled at the window's edges, as the client announces them.
+    // Both processes are sampled at the window's edges, as the client
+    // announces them; each stage has its own deadline.
     let pids = [server.child.id(), client.child.id()];
     let sample = || pids.map(|pid| Sample::take(pid).ok());
-    let deadline = Instant::now() + config.deadline();
     let (mut opened, mut closed) = (None, None);
+    let mut stage = "connecting and warm-up";
+    let mut deadline = Instant::now() + config.connect_deadline() + spec.warmup + MARGIN;
     let result = loop {
-        match client.next_line(deadline)? {
-            Line::Window(Window::Open) => opened = Some(sample()),
-            Line::Window(Window::Closed) => closed = Some(sample()),
+        let line = client
+            .next_line(deadline, stage)
+            .map_err(|e| server.blamed_for(e))?;
+        match line {
+            Line::Window(Window::Open) => {
+                opened = Some(sample());
+                stage = "measurement window";
+                deadline = Instant::now() + spec.seconds + MARGIN;
+            }
+            Line::Window(Window::Closed) => {
+                closed = Some(sample());
+                stage = "shutdown";
+                deadline = Instant::now() + config.drain_deadline() + MARGIN;
+            }
             Line::Result(result) => break result,
-            Line::Error(f) => return Err(failure("client", f)),
+            Line::Error(f) => return Err(server.blamed_for(failure("client", f))),
             other => bail!("client printed {other:?} instead of its result"),
         }
     };
@@ -108,7 +135,7 @@ pub fn run_once(spec: &Spec) -> Result<Measurement> {
     let status = client.wait(EXIT_DEADLINE)?;
     ensure!(
         status.success(),
-        "client exited with {status} after its result"
+        "exit: client exited with {status} after its result"
     );
     if let Some(status) = server.child.try_wait()? {
         let stderr = server.stderr_tail();
@@ -185,6 +212,9 @@ impl Process {
         let mut child = cmd
             .spawn()
             .with_context(|| format!("starting {}", bin.display()))?;
+        LIVE.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(child.id() as i32);
         let stdout = child.stdout.take().expect("piped");
         let stderr = child.stderr.take().expect("piped");
         let (tx, lines) = mpsc::channel();
@@ -209,8 +239,9 @@ impl Process {
         })
     }
 
-    /// The next JSON line on stdout; other output is skipped.
-    fn next_line(&mut self, deadline: Instant) -> Result<Line> {
+    /// The next JSON line on stdout, in `stage`; other output is skipped.
+    fn next_line(&mut self, deadline: Instant, stage: &str) -> Result<Line> {
+        let limit = deadline.saturating_duration_since(Instant::now());
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(left) {
@@ -221,16 +252,31 @@ impl Process {
                 }
                 Err(RecvTimeoutError::Timeout) => {
                     bail!(
-                        "{} printed no result within its deadline; killed",
-                        self.role
+                        "{stage}: the {} passed its deadline of {:.1} s; killed",
+                        self.role,
+                        limit.as_secs_f64()
                     )
                 }
                 Err(RecvTimeoutError::Disconnected) => {
                     let status = self.wait(EXIT_DEADLINE)?;
                     let stderr = self.stderr_tail();
-                    bail!("{} exited ({status}) without a result{stderr}", self.role);
+                    bail!("{stage}: the {} exited ({status}){stderr}", self.role);
                 }
             }
+        }
+    }
+
+    /// `error` of the client, led by this server's exit if it exited first:
+    /// a crashed server is the cause, the client's complaint its effect.
+    fn blamed_for(&mut self, error: anyhow::Error) -> anyhow::Error {
+        match self.child.try_wait() {
+            Ok(Some(status)) => {
+                let stderr = self.stderr_tail();
+                anyhow!(
+                    "the server exited during the run ({status}){stderr}; the client: {error:#}"
+                )
+            }
+            _ => error,
         }
     }
 
@@ -285,9 +331,13 @@ impl Process {
 
 impl Drop for Process {
     fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = killpg(Pid::from_raw(self.child.id() as i32), Signal::SIGKILL);
-            let _ = self.child.wait();
-        }
+        let group = self.child.id() as i32;
+        // The whole group, whether or not its leader is still there: a
+        // runtime may have left helper processes behind.
+        let _ = killpg(Pid::from_raw(group), Signal::SIGKILL);
+        let _ = self.child.wait();
+        LIVE.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|&g| g != group);
     }
 }

@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::client::{self, ClientConfig};
 use crate::report::{Failure, Line};
 use crate::server::{self, ServerConfig};
-use crate::{Runtime, deny};
+use crate::{Runtime, deny, fault};
 
 #[derive(Debug, Parser)]
 #[command(about = "One side of the muduo-style TCP pingpong; prints JSON lines on stdout")]
@@ -108,9 +108,12 @@ impl From<ClientArgs> for ClientConfig {
 
 /// The whole `main` of a runtime binary.
 pub fn main<R: Runtime>() -> ExitCode {
-    let outcome = match deny::apply_from_env() {
-        Err(e) => Err(Failure {
-            message: format!("cannot apply {}: {e}", deny::ENV),
+    let setup = deny::apply_from_env()
+        .map_err(|e| format!("cannot apply {}: {e}", deny::ENV))
+        .and_then(|()| fault::init());
+    let outcome = match setup {
+        Err(message) => Err(Failure {
+            message,
             unavailable: None,
         }),
         Ok(()) => match Cli::parse().command {

@@ -8,6 +8,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::fault::{self, Fault};
 use crate::gate::Gate;
 use crate::latency::{self, Recorders};
 use crate::protocol::{SessionError, pattern};
@@ -253,6 +254,9 @@ impl ClientConfig {
 /// Runs the whole client: connect, warm up, measure, stop, report.
 pub fn run<R: Runtime>(config: ClientConfig) -> Result<ClientResult, ClientError> {
     limits::raise_nofile(config.connections)?;
+    if let Some(Fault::ClientAbortAfter(after)) = fault::get() {
+        fault::abort_after(after);
+    }
     let client = std::sync::Arc::new(Client::new(config));
     let start = Instant::now();
     let (done_tx, done_rx) = mpsc::channel();

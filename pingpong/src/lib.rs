@@ -10,6 +10,7 @@ pub mod cli;
 pub mod client;
 pub mod conn;
 pub mod deny;
+pub mod fault;
 #[cfg(feature = "futures-io")]
 pub mod futures_io;
 pub mod gate;

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use socket2::{Domain, Protocol, Socket, Type};
 
+use crate::fault::{self, Fault};
 use crate::report::{Line, Ready as ReadyLine};
 use crate::{ListenerModel, Runtime, Unavailable, limits};
 
@@ -136,6 +137,17 @@ pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
         .map_err(ServerError::Runtime)?;
 
     wait_until_listening(&rx, count)?;
+    let addr = match fault::get() {
+        Some(Fault::HangBeforeReady) => loop {
+            thread::park();
+        },
+        Some(Fault::Refuse) => nobody_listens()?,
+        Some(Fault::CrashAfter(after)) => {
+            fault::abort_after(after);
+            addr
+        }
+        _ => addr,
+    };
     Line::Ready(ReadyLine {
         addr,
         listeners: count,
@@ -159,6 +171,12 @@ pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
             Ok(Event::Ended(outcome)) => return Err(ended_error(outcome)),
         }
     }
+}
+
+/// An address on loopback where nothing listens (for the `refuse` fault).
+fn nobody_listens() -> Result<SocketAddr, ServerError> {
+    let probe = TcpListener::bind("127.0.0.1:0").map_err(ServerError::Runtime)?;
+    probe.local_addr().map_err(ServerError::Runtime)
 }
 
 fn wait_until_listening(rx: &Receiver<Event>, count: usize) -> Result<(), ServerError> {

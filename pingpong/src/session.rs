@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::Client;
 use crate::Stream;
+use crate::fault;
 use crate::protocol::{Next, Session, SessionError};
 use crate::server::Ready;
 
@@ -14,12 +15,15 @@ use crate::server::Ready;
 /// An error ends the connection quietly: the client sees it and reports it.
 pub async fn echo<S: Stream>(mut stream: S, block: usize) {
     let mut buf = Vec::with_capacity(block);
+    let mut echoed = 0;
     loop {
-        let (read, b) = stream.read(buf).await;
+        let (read, mut b) = stream.read(buf).await;
         let n = match read {
             Ok(0) | Err(_) => return,
             Ok(n) => n,
         };
+        fault::corrupt(&mut b[..n], echoed);
+        echoed += n as u64;
         let (written, b) = stream.write_all(b, n).await;
         buf = b;
         if written.is_err() {

@@ -38,6 +38,11 @@ pub fn compare(args: &[&str]) -> Output {
 /// [`compare`] with environment variables set.
 pub fn compare_with(args: &[&str], env: &[(&str, &str)]) -> Output {
     let _turn = turn();
+    run_compare(args, env)
+}
+
+/// Runs `compare ARGS` without taking a turn: the caller holds one.
+pub fn run_compare(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_compare"))
         .args(args)
         .envs(env.iter().copied())
@@ -187,4 +192,31 @@ fn assert_usage_sane(name: &str, usage: &Value) {
         usage["peak_rss_kib"].as_u64().unwrap() > 0,
         "{name}: {usage}"
     );
+}
+
+/// Live processes (not zombies) in the process groups `groups`, or, with
+/// none given, running a `pingpong-*` binary of this build.
+pub fn leftovers(groups: &[i32]) -> Vec<String> {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    procs
+        .filter_map(|p| {
+            let pid = p.ok()?.file_name().to_str()?.parse::<i32>().ok()?;
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+            let (state, group) = (fields.first()?, fields.get(2)?.parse::<i32>().ok()?);
+            if *state == "Z" {
+                return None;
+            }
+            let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
+            let ours = exe.to_string_lossy().contains("/target/release/pingpong-");
+            let hit = if groups.is_empty() {
+                ours
+            } else {
+                groups.contains(&group)
+            };
+            hit.then(|| format!("{pid} {}", exe.display()))
+        })
+        .collect()
 }

@@ -20,10 +20,57 @@ fn unknown_implementation_names_the_known_ones() {
 }
 
 #[test]
-fn zero_connections_are_refused() {
-    let output = compare(&["run", "--connections", "0"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("--connections"));
+fn every_bad_option_gets_its_reason_in_two_lines_at_most() {
+    for (args, expected) in [
+        (
+            &["--connections", "0"][..],
+            "'0' for '--connections <CONNECTIONS>': 0 is not in 1..",
+        ),
+        (&["--connections", "-5"], "-5 is not in 1.."),
+        (&["--threads", "0"], "0 is not in 1..=1024"),
+        (&["--seconds", "0"], "0 is not a positive number of seconds"),
+        (
+            &["--seconds", "-1"],
+            "-1 is not a positive number of seconds",
+        ),
+        (
+            &["--warmup", "nan"],
+            "nan is not a non-negative number of seconds",
+        ),
+        (&["--block", "0"], "0 is not in 1..=67108864"),
+        (&["--block", "67108865"], "67108865 is not in 1..=67108864"),
+        (&["--repeat", "0"], "0 is not in 1..=1000"),
+        (
+            &["--pin", "x"],
+            "is not auto, none or SERVER_CPUS/CLIENT_CPUS",
+        ),
+        (&["--pin", "4096/0"], "--pin names CPU 4096"),
+        (&["--runtimes", "tokio@1.47"], "the version must be exact"),
+        (
+            &["--runtimes", "std-threads@1.0.0"],
+            "no crate version to pin",
+        ),
+        (&["--runtimes", "mio,mio"], "names mio twice"),
+        (&["--bogus"], "unexpected argument '--bogus'"),
+        (&["--resume", "x", "--repeat", "2"], "cannot be used with"),
+    ] {
+        let mut all = vec!["run"];
+        all.extend_from_slice(args);
+        let output = compare(&all);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        let said: Vec<_> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+        // clap adds its usage and help lines; the reason is the first line.
+        assert!(
+            said[0].contains(expected) || said.len() <= 2,
+            "{args:?}: {stderr}"
+        );
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("backtrace"),
+            "{stderr}"
+        );
+    }
 }
 
 #[test]

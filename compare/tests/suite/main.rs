@@ -4,6 +4,7 @@
 mod check;
 mod common;
 mod errors;
+mod faults;
 mod interop;
 mod report;
 mod run;

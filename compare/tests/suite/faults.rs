@@ -1,0 +1,203 @@
+//! Faults on purpose (`PINGPONG_FAULT`, the runtime binaries' hidden test
+//! mode): each costs the faulty cell only, is named in its error, and leaves
+//! no process behind; Ctrl-C and SIGTERM stop a run with what it measured
+//! saved and nothing left running.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+use crate::common::{self, cells, leftovers, out_dir, run_compare, turn};
+
+/// tokio with `fault` beside a healthy mio: tokio's cell fails with a
+/// reason containing `expected`, mio's succeeds, nothing is left running.
+fn fault_costs_one_cell(test: &str, fault: &str, expected: &[&str]) {
+    let _turn = turn();
+    let out = out_dir(test);
+    let spec = format!("pingpong-tokio:{fault}");
+    let output = run_compare(
+        &[
+            "run",
+            "--runtimes",
+            "tokio,mio",
+            "--connections",
+            "10",
+            "--seconds",
+            "0.3",
+            "--warmup",
+            "0.1",
+            "--repeat",
+            "1",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[("PINGPONG_FAULT", &spec)],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{fault}: {stderr}");
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let cells = cells(&results);
+    let (tokio, mio) = (&cells[0], &cells[1]);
+    assert_eq!(
+        (tokio["runtime"].as_str(), mio["runtime"].as_str()),
+        (Some("tokio"), Some("mio"))
+    );
+    assert_eq!(tokio["status"], "failed", "{fault}");
+    assert!(
+        tokio["mib_per_s"].is_null(),
+        "{fault}: a failed cell has no figure"
+    );
+    let error = tokio["error"].as_str().unwrap();
+    for part in expected {
+        assert!(error.contains(part), "{fault}: {part:?} not in {error:?}");
+    }
+    common::assert_cell_consistent(mio, 0.3);
+    // The summary at the end names the failed cell.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("tokio at 1 thread, 10 connections: failed"),
+        "{stdout}"
+    );
+    assert_eq!(
+        leftovers(&[]),
+        Vec::<String>::new(),
+        "{fault}: processes left"
+    );
+}
+
+#[test]
+fn a_server_that_crashes_mid_run() {
+    fault_costs_one_cell(
+        "fault-crash",
+        "crash-after=200",
+        &["the server exited during the run", "SIGABRT", "the client:"],
+    );
+}
+
+#[test]
+fn a_server_that_never_reports_ready() {
+    fault_costs_one_cell(
+        "fault-hang",
+        "hang-before-ready",
+        &["server start: the server passed its deadline of 10.0 s; killed"],
+    );
+}
+
+#[test]
+fn a_server_that_refuses_connections() {
+    fault_costs_one_cell("fault-refuse", "refuse", &["connect failed", "refused"]);
+}
+
+#[test]
+fn a_server_that_corrupts_a_byte() {
+    fault_costs_one_cell(
+        "fault-flip",
+        "flip-byte=20000",
+        &["corrupt stream: byte 20000 of the stream"],
+    );
+}
+
+#[test]
+fn a_client_that_dies() {
+    fault_costs_one_cell(
+        "fault-client",
+        "client-abort-after=200",
+        &["the client exited", "SIGABRT"],
+    );
+}
+
+/// The process groups that `parent`'s children lead (the runtime
+/// processes; cargo, when it builds, stays in the parent's group).
+fn child_groups(parent: u32) -> Vec<i32> {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    procs
+        .filter_map(|p| {
+            let pid = p.ok()?.file_name().to_str()?.parse::<i32>().ok()?;
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+            let ppid: u32 = fields.get(1)?.parse().ok()?;
+            let group: i32 = fields.get(2)?.parse().ok()?;
+            (ppid == parent && group == pid).then_some(group)
+        })
+        .collect()
+}
+
+#[test]
+fn ctrl_c_and_sigterm_save_the_runs_and_leave_nothing_running() {
+    for signal in [Signal::SIGINT, Signal::SIGTERM] {
+        let _turn = turn();
+        let out = out_dir(&format!("signal-{signal}"));
+        let path = out.join("results.json");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_compare"))
+            .args(["run", "--runtimes", "mio,tokio", "--connections", "1,10"])
+            .args([
+                "--seconds",
+                "0.3",
+                "--warmup",
+                "0.05",
+                "--repeat",
+                "3",
+                "--quiet",
+            ])
+            .args(["--out", out.to_str().unwrap()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        let mut groups = Vec::new();
+        loop {
+            groups.extend(child_groups(child.id()));
+            let saved = std::fs::read_to_string(&path)
+                .ok()
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                .is_some_and(|r| {
+                    cells(&r)
+                        .iter()
+                        .any(|c| !c["runs"].as_array().unwrap().is_empty())
+                });
+            // Interrupted with a run saved and the next one's processes up.
+            if saved && !child_groups(child.id()).is_empty() {
+                break;
+            }
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "{signal}: compare ended first"
+            );
+            assert!(
+                start.elapsed() < Duration::from_secs(600),
+                "{signal}: no run saved"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        groups.extend(child_groups(child.id()));
+        kill(Pid::from_raw(child.id() as i32), signal).unwrap();
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(130), "{signal}: {stderr}");
+        assert!(
+            stderr.contains("interrupted:") && stderr.contains("--resume"),
+            "{stderr}"
+        );
+        let results: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert!(
+            cells(&results).iter().all(|c| c["status"] == "ok"),
+            "{signal}: no cell blamed"
+        );
+        groups.sort_unstable();
+        groups.dedup();
+        assert!(!groups.is_empty());
+        assert_eq!(
+            leftovers(&groups),
+            Vec::<String>::new(),
+            "{signal}: processes left"
+        );
+    }
+}

@@ -1,0 +1,87 @@
+//! Faults on purpose, for the suite's reliability tests (a documented hidden
+//! mode, off unless asked for). `PINGPONG_FAULT=<binary>:<fault>` makes the
+//! binary of that name (`pingpong-tokio`) misbehave, and no other:
+//!
+//! - `crash-after=<ms>`: the server aborts that long after its ready line;
+//! - `hang-before-ready`: the server never prints its ready line;
+//! - `refuse`: the server reports an address where nothing listens;
+//! - `flip-byte=<n>`: the server flips byte `n` of every connection's echo
+//!   (servers on the shared session loops: every implementation but mio);
+//! - `client-abort-after=<ms>`: the client aborts that long after starting.
+
+use std::path::Path;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+pub const ENV: &str = "PINGPONG_FAULT";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    CrashAfter(Duration),
+    HangBeforeReady,
+    Refuse,
+    FlipByte(u64),
+    ClientAbortAfter(Duration),
+}
+
+static FAULT: OnceLock<Option<Fault>> = OnceLock::new();
+
+/// Reads the fault asked of this binary, once, at start.
+pub fn init() -> Result<(), String> {
+    let fault = match std::env::var(ENV) {
+        Ok(spec) => parse_for_me(&spec)?,
+        Err(_) => None,
+    };
+    let _ = FAULT.set(fault);
+    Ok(())
+}
+
+/// The fault this process was asked for, if any.
+pub fn get() -> Option<Fault> {
+    FAULT.get().copied().flatten()
+}
+
+fn parse_for_me(spec: &str) -> Result<Option<Fault>, String> {
+    let (binary, fault) = spec
+        .split_once(':')
+        .ok_or_else(|| format!("{ENV}={spec:?} is not <binary>:<fault>"))?;
+    let me = std::env::args_os().next().unwrap_or_default();
+    let me = Path::new(&me).file_name().unwrap_or_default();
+    if me != binary {
+        return Ok(None);
+    }
+    let ms = |v: &str| {
+        v.parse()
+            .map(Duration::from_millis)
+            .map_err(|_| format!("{ENV}: {v:?} is not a number of milliseconds"))
+    };
+    Ok(Some(match fault.split_once('=') {
+        Some(("crash-after", v)) => Fault::CrashAfter(ms(v)?),
+        Some(("client-abort-after", v)) => Fault::ClientAbortAfter(ms(v)?),
+        Some(("flip-byte", v)) => Fault::FlipByte(
+            v.parse()
+                .map_err(|_| format!("{ENV}: {v:?} is not a byte offset"))?,
+        ),
+        None if fault == "hang-before-ready" => Fault::HangBeforeReady,
+        None if fault == "refuse" => Fault::Refuse,
+        _ => return Err(format!("{ENV}: unknown fault {fault:?}")),
+    }))
+}
+
+/// Aborts the process after `after`, from a thread of its own.
+pub fn abort_after(after: Duration) {
+    std::thread::spawn(move || {
+        std::thread::sleep(after);
+        std::process::abort();
+    });
+}
+
+/// Flips the asked-for byte if it lies in `data`, which starts at stream
+/// offset `offset`.
+pub fn corrupt(data: &mut [u8], offset: u64) {
+    if let Some(Fault::FlipByte(at)) = get()
+        && let Some(i) = at.checked_sub(offset).filter(|&i| i < data.len() as u64)
+    {
+        data[i as usize] ^= 0xff;
+    }
+}
