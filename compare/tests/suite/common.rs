@@ -194,9 +194,16 @@ fn assert_usage_sane(name: &str, usage: &Value) {
     );
 }
 
-/// Live processes (not zombies) in the process groups `groups`, or, with
-/// none given, running a `pingpong-*` binary of this build.
-pub fn leftovers(groups: &[i32]) -> Vec<String> {
+/// A process as /proc shows it.
+pub struct Proc {
+    pub pid: i32,
+    pub parent: u32,
+    pub group: i32,
+    pub zombie: bool,
+}
+
+/// Every process on the machine.
+pub fn processes() -> Vec<Proc> {
     let Ok(procs) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -204,19 +211,33 @@ pub fn leftovers(groups: &[i32]) -> Vec<String> {
         .filter_map(|p| {
             let pid = p.ok()?.file_name().to_str()?.parse::<i32>().ok()?;
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // Fields after the command name, which may hold spaces: state, ppid, pgrp.
             let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-            let (state, group) = (fields.first()?, fields.get(2)?.parse::<i32>().ok()?);
-            if *state == "Z" {
-                return None;
-            }
-            let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
+            Some(Proc {
+                pid,
+                zombie: *fields.first()? == "Z",
+                parent: fields.get(1)?.parse().ok()?,
+                group: fields.get(2)?.parse().ok()?,
+            })
+        })
+        .collect()
+}
+
+/// Live processes (not zombies) in the process groups `groups`, or, with
+/// none given, running a `pingpong-*` binary of this build.
+pub fn leftovers(groups: &[i32]) -> Vec<String> {
+    processes()
+        .into_iter()
+        .filter(|p| !p.zombie)
+        .filter_map(|p| {
+            let exe = std::fs::read_link(format!("/proc/{}/exe", p.pid)).ok()?;
             let ours = exe.to_string_lossy().contains("/target/release/pingpong-");
             let hit = if groups.is_empty() {
                 ours
             } else {
-                groups.contains(&group)
+                groups.contains(&p.group)
             };
-            hit.then(|| format!("{pid} {}", exe.display()))
+            hit.then(|| format!("{} {}", p.pid, exe.display()))
         })
         .collect()
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-use crate::common::{self, cells, leftovers, out_dir, run_compare, turn};
+use crate::common::{self, cells, leftovers, out_dir, processes, run_compare, turn};
 
 /// tokio with `fault` beside a healthy mio: tokio's cell fails with a
 /// reason containing `expected`, mio's succeeds, nothing is left running.
@@ -113,18 +113,10 @@ fn a_client_that_dies() {
 /// The process groups that `parent`'s children lead (the runtime
 /// processes; cargo, when it builds, stays in the parent's group).
 fn child_groups(parent: u32) -> Vec<i32> {
-    let Ok(procs) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    procs
-        .filter_map(|p| {
-            let pid = p.ok()?.file_name().to_str()?.parse::<i32>().ok()?;
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-            let ppid: u32 = fields.get(1)?.parse().ok()?;
-            let group: i32 = fields.get(2)?.parse().ok()?;
-            (ppid == parent && group == pid).then_some(group)
-        })
+    processes()
+        .into_iter()
+        .filter(|p| p.parent == parent && p.group == p.pid)
+        .map(|p| p.group)
         .collect()
 }
 
