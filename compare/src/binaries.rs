@@ -185,3 +185,44 @@ fn cargo_errors(stderr: &str) -> String {
     let start = stderr.find("error").unwrap_or(0);
     stderr[start..].trim().to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::implementations::find;
+
+    /// A one-package workspace whose binary `pingpong-mio` has `main_rs`.
+    fn workspace(name: &str, main_rs: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("build-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("src/bin")).unwrap();
+        std::fs::write(
+            dir.join("Cargo.toml"),
+            "[package]\nname = \"pingpong-mio\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\n[workspace]\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("src/bin/pingpong-mio.rs"), main_rs).unwrap();
+        dir
+    }
+
+    #[test]
+    fn code_that_does_not_compile_is_reported_with_the_compilers_error() {
+        let dir = workspace("broken", "fn main() { let x: u8 = \"no\"; }\n");
+        let mio = find("mio").unwrap();
+        let e = build(&dir, Some(&dir.join("target")), &[mio]).unwrap_err();
+        let BuildError::Compile(message) = &e else {
+            panic!("{e}");
+        };
+        assert!(message.contains("mismatched types"), "{message}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_build_says_where_the_binary_is() {
+        let dir = workspace("fine", "fn main() {}\n");
+        let mio = find("mio").unwrap();
+        let built = build(&dir, Some(&dir.join("target")), &[mio]).unwrap();
+        assert!(built["pingpong-mio"].is_file());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

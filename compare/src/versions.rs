@@ -42,7 +42,8 @@ pub fn build(root: &Path, variant: &Variant) -> Result<Located> {
             base.krate
         ),
         BuildError::Cargo(error) => anyhow!(
-            "cannot build {} against {} {version} (does that version exist on crates.io?): {error}",
+            "cannot build {} against {} {version}: cargo cannot resolve it (no such version, or \
+             not with the features the adapter uses): {error}",
             base.name,
             base.krate
         ),

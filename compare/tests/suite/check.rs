@@ -129,3 +129,80 @@ fn unusable_input_exits_2_with_the_reason() {
     assert!(stdout.contains("only in the candidate"), "{stdout}");
     assert!(stdout.contains("no figure"), "{stdout}");
 }
+
+#[test]
+fn an_exact_crate_version_runs_beside_the_workspace_one_and_is_checked() {
+    // mio 1.0.2 against the locked mio, in one interleaved run: the
+    // isolated build fetches and builds it (cached under target/versions).
+    let out = out_dir("versions");
+    let output = compare(&[
+        "run",
+        "--runtimes",
+        "mio@1.0.2,mio",
+        "--connections",
+        "10",
+        "--seconds",
+        "0.2",
+        "--warmup",
+        "0.05",
+        "--repeat",
+        "3",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let cells = results["cells"].as_array().unwrap();
+    assert_eq!(cells[0]["runtime"], "mio@1.0.2");
+    assert_eq!(cells[0]["version"], "1.0.2");
+    assert_eq!(cells[1]["runtime"], "mio");
+    assert_ne!(cells[1]["version"], "1.0.2");
+    // The versions alternate in time.
+    let orders = |c: &serde_json::Value| -> Vec<u64> {
+        c["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["order"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(
+        (orders(&cells[0]), orders(&cells[1])),
+        (vec![1, 3, 5], vec![2, 4, 6])
+    );
+    let binaries = &results["suite"]["binaries"];
+    assert!(
+        binaries["mio@1.0.2"].is_string() && binaries["mio"].is_string(),
+        "{binaries}"
+    );
+    let (code, stdout, stderr) = check(&[
+        out.to_str().unwrap(),
+        "--baseline",
+        "mio@1.0.2",
+        "--candidate",
+        "mio",
+    ]);
+    assert!(code == Some(0) || code == Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains("mio, 1 thread, 10 connections"), "{stdout}");
+
+    // A version that does not exist stops the run with cargo's reason.
+    let output = compare(&[
+        "run",
+        "--runtimes",
+        "mio@0.0.999",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot build mio against mio 0.0.999"),
+        "{stderr}"
+    );
+}
