@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::common::{compare, out_dir};
+use crate::common::{compare, orders, out_dir};
 
 /// Runs mio at 10 connections, 5 repetitions, into `test`'s folder.
 fn run(test: &str) -> std::path::PathBuf {
@@ -164,14 +164,6 @@ fn an_exact_crate_version_runs_beside_the_workspace_one_and_is_checked() {
     assert_eq!(cells[1]["runtime"], "mio");
     assert_ne!(cells[1]["version"], "1.0.2");
     // The versions alternate in time.
-    let orders = |c: &serde_json::Value| -> Vec<u64> {
-        c["runs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["order"].as_u64().unwrap())
-            .collect()
-    };
     assert_eq!(
         (orders(&cells[0]), orders(&cells[1])),
         (vec![1, 3, 5], vec![2, 4, 6])

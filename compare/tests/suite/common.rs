@@ -79,6 +79,16 @@ pub fn run_ok(test: &str, args: &[&str]) -> Value {
     serde_json::from_str(&text).expect("results.json is JSON")
 }
 
+/// The positions in the run's sequence of a cell's repetitions.
+pub fn orders(cell: &Value) -> Vec<u64> {
+    cell["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["order"].as_u64().unwrap())
+        .collect()
+}
+
 pub fn cells(results: &Value) -> &Vec<Value> {
     results["cells"].as_array().expect("cells")
 }

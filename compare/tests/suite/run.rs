@@ -66,17 +66,7 @@ fn repetitions_are_interleaved_and_every_figure_consistent() {
     assert_eq!(seen.len(), cells.len(), "each cell once");
 
     // Repetitions are interleaved: at one load, runs go A B C, A B C.
-    let orders: Vec<Vec<u64>> = cells[..3]
-        .iter()
-        .map(|c| {
-            c["runs"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|r| r["order"].as_u64().unwrap())
-                .collect()
-        })
-        .collect();
+    let orders: Vec<Vec<u64>> = cells[..3].iter().map(common::orders).collect();
     assert_eq!(orders, vec![vec![1, 4], vec![2, 5], vec![3, 6]]);
 }
 
