@@ -91,6 +91,7 @@ pub struct Key {
     pub threads: usize,
     pub connections: usize,
     pub block: usize,
+    pub window: usize,
 }
 
 impl Key {
@@ -101,8 +102,12 @@ impl Key {
         } else {
             format!(" (client {})", self.client)
         };
+        let window = match self.window {
+            1 => String::new(),
+            w => format!(", window {w}"),
+        };
         format!(
-            "{}{client}, {} thread{}, {} connection{}, {} B",
+            "{}{client}, {} thread{}, {} connection{}, {} B{window}",
             self.runtime,
             self.threads,
             plural(self.threads),
@@ -182,6 +187,7 @@ fn key(cell: &Cell, with_runtime: bool) -> Key {
         threads: cell.threads,
         connections: cell.connections,
         block: cell.block,
+        window: cell.window,
     }
 }
 
@@ -251,6 +257,11 @@ fn differences(b: &Results, c: &Results) -> Vec<String> {
         "latency recording",
         format!("{:?}", kb.latency),
         format!("{:?}", kc.latency),
+    );
+    differ(
+        "server work per block",
+        kb.work.to_string(),
+        kc.work.to_string(),
     );
     out
 }
@@ -439,8 +450,12 @@ fn bench_name(f: &Finding, sides: &Sides) -> String {
     } else {
         &f.key.runtime
     };
+    let window = match f.key.window {
+        1 => String::new(),
+        w => format!(" {w}w"),
+    };
     format!(
-        "{runtime} {}t {}c {}B",
+        "{runtime} {}t {}c {}B{window}",
         f.key.threads, f.key.connections, f.key.block
     )
 }

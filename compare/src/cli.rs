@@ -89,9 +89,17 @@ pub struct RunArgs {
     /// Thread counts, the same on both sides (alone: at 100 and 1000 connections).
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true, value_parser = count(1024))]
     pub threads: Vec<usize>,
-    /// Bytes each connection keeps in flight.
-    #[arg(long, default_value_t = 16384, allow_negative_numbers = true, value_parser = count(MAX_BLOCK as i64))]
-    pub block: usize,
+    /// Bytes per block (a list runs each size at every load).
+    #[arg(long, value_delimiter = ',', default_value = "16384", allow_negative_numbers = true, value_parser = count(MAX_BLOCK as i64))]
+    pub block: Vec<usize>,
+    /// Blocks in flight per connection (pipelining; 1 in muduo's pingpong).
+    /// Each window runs with each block size.
+    #[arg(long, value_delimiter = ',', default_value = "1", allow_negative_numbers = true, value_parser = count(1024))]
+    pub window: Vec<usize>,
+    /// Units of deterministic CPU work the server does per block echoed
+    /// (one unit: one round of splitmix64).
+    #[arg(long, default_value_t = 0)]
+    pub work: u64,
     /// Length of the measurement window, in seconds.
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true, value_parser = pingpong::cli::seconds(true))]
     pub seconds: f64,
@@ -117,7 +125,7 @@ pub struct RunArgs {
     /// Continue the interrupted run in this folder with its own options,
     /// skipping the runs its results.json already holds.
     #[arg(long, conflicts_with_all = [
-        "runtimes", "client", "connections", "threads", "block", "seconds",
+        "runtimes", "client", "connections", "threads", "block", "window", "work", "seconds",
         "warmup", "repeat", "noisy", "pin", "no_latency", "out",
     ])]
     pub resume: Option<PathBuf>,

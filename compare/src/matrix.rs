@@ -9,6 +9,23 @@ pub struct Load {
     pub connections: usize,
 }
 
+/// What each connection does: bytes per block, and blocks in flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Workload {
+    pub block: usize,
+    pub window: usize,
+}
+
+impl Workload {
+    /// How tables and charts name it: the block, and the window where pipelined.
+    pub fn label(&self) -> String {
+        match self.window {
+            1 => format!("block {} bytes", self.block),
+            w => format!("block {} bytes, window {w}", self.block),
+        }
+    }
+}
+
 /// The muduo article's loads: one thread at 1 to 10,000 connections, then 1 to
 /// 4 threads at 100 and at 1,000 connections.
 pub fn muduo() -> Vec<Load> {

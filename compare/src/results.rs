@@ -10,7 +10,7 @@ use anyhow::{Context, Result, ensure};
 use serde::{Deserialize, Serialize};
 
 use crate::implementations::Variant;
-use crate::matrix::Load;
+use crate::matrix::{Load, Workload};
 use crate::placement::Placement;
 use crate::usage::Usage;
 
@@ -72,7 +72,17 @@ pub struct Config {
     /// The client implementation every cell used, when one was fixed.
     pub client: Option<String>,
     pub loads: Vec<Load>,
+    /// The first block size (all of them are in `blocks`).
     pub block: usize,
+    /// Block sizes, each run at every load; empty in older files: `block` alone.
+    #[serde(default)]
+    pub blocks: Vec<usize>,
+    /// Blocks in flight per connection; empty in older files: 1.
+    #[serde(default)]
+    pub windows: Vec<usize>,
+    /// Units of server CPU work per block echoed.
+    #[serde(default)]
+    pub work: u64,
     pub seconds: f64,
     pub warmup: f64,
     pub repeat: usize,
@@ -119,6 +129,12 @@ pub struct Cell {
     pub threads: usize,
     pub connections: usize,
     pub block: usize,
+    /// Blocks in flight per connection.
+    #[serde(default = "one")]
+    pub window: usize,
+    /// Units of server CPU work per block echoed.
+    #[serde(default)]
+    pub work: u64,
     pub placement: Placement,
     pub status: Status,
     pub error: Option<String>,
@@ -255,7 +271,42 @@ impl Summary {
     }
 }
 
+fn one() -> usize {
+    1
+}
+
+impl Config {
+    /// Every block size with every window, in the order they run.
+    pub fn workloads(&self) -> Vec<Workload> {
+        let blocks = if self.blocks.is_empty() {
+            vec![self.block]
+        } else {
+            self.blocks.clone()
+        };
+        let windows = if self.windows.is_empty() {
+            vec![1]
+        } else {
+            self.windows.clone()
+        };
+        blocks
+            .iter()
+            .flat_map(|&block| {
+                windows
+                    .iter()
+                    .map(move |&window| Workload { block, window })
+            })
+            .collect()
+    }
+}
+
 impl Cell {
+    pub fn workload(&self) -> Workload {
+        Workload {
+            block: self.block,
+            window: self.window,
+        }
+    }
+
     pub fn load(&self) -> Load {
         Load {
             threads: self.threads,
@@ -356,12 +407,13 @@ impl Results {
         server: &Built,
         client: &Built,
         load: Load,
-        block: usize,
+        workload: Workload,
         placement: &Placement,
     ) -> usize {
         let (server_name, client_name) = (server.variant.name(), client.variant.name());
         let found = self.cells.iter().position(|c| {
-            (&c.runtime, &c.client, c.load(), c.block) == (&server_name, &client_name, load, block)
+            (&c.runtime, &c.client, c.load(), c.workload())
+                == (&server_name, &client_name, load, workload)
         });
         found.unwrap_or_else(|| {
             self.cells.push(Cell {
@@ -374,7 +426,9 @@ impl Results {
                 client_version: client.version.clone(),
                 threads: load.threads,
                 connections: load.connections,
-                block,
+                block: workload.block,
+                window: workload.window,
+                work: self.config.work,
                 placement: placement.clone(),
                 status: Status::Ok,
                 error: None,

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
+use pingpong::protocol::MAX_BLOCK;
 
 use crate::cli::RunArgs;
 use crate::implementations::{self, Variant};
@@ -77,11 +78,14 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
     // Saved before the first cell: an unwritable folder fails now, not after minutes.
     results.save(&path)?;
 
-    let total = config.loads.len() * config.repeat * plan.servers.len();
+    let workloads = config.workloads().len();
+    let several = workloads > 1;
+    let total = workloads * config.loads.len() * config.repeat * plan.servers.len();
     let done: usize = results.cells.iter().map(|c| c.runs.len()).sum();
     let mut progress = Progress::new(total, done, args.quiet);
     progress.note(&format!(
-        "{total} runs: {} loads x {} implementations x {} repetitions, {:.2} s each at least; results in {}",
+        "{total} runs: {workloads} workload(s) x {} loads x {} implementations x {} repetitions, \
+         {:.2} s each at least; results in {}",
         config.loads.len(),
         plan.servers.len(),
         config.repeat,
@@ -106,14 +110,18 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
         .flat_map(|c| c.runs.iter().map(|r| r.order))
         .max()
         .unwrap_or(0);
-    'matrix: for load in &config.loads {
+    let matrix = config
+        .workloads()
+        .into_iter()
+        .flat_map(|w| config.loads.iter().map(move |l| (w, *l)));
+    'matrix: for (workload, load) in matrix {
         let placement = plan.pin.place(&cpus, load.threads);
         let cells: Vec<usize> = plan
             .servers
             .iter()
             .map(|server| {
                 let client = built(plan.client.as_ref().unwrap_or(server));
-                results.cell_index(&built(server), &client, *load, config.block, &placement)
+                results.cell_index(&built(server), &client, load, workload, &placement)
             })
             .collect();
         // Repetitions interleave the implementations (A B C, A B C, ...), so that
@@ -125,8 +133,16 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
                     continue;
                 }
                 let what = format!(
-                    "{:>2} threads {:>5} connections  {:<12} run {repetition}/{}",
-                    load.threads, load.connections, cell.runtime, config.repeat
+                    "{}{:>2} threads {:>5} connections  {:<12} run {repetition}/{}",
+                    if several {
+                        format!("{}, ", workload.label())
+                    } else {
+                        String::new()
+                    },
+                    load.threads,
+                    load.connections,
+                    cell.runtime,
+                    config.repeat
                 );
                 if interrupted() {
                     break 'matrix;
@@ -142,7 +158,9 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
                     client: &bins[&cell.client].path,
                     threads: load.threads,
                     connections: load.connections,
-                    block: config.block,
+                    block: workload.block,
+                    window: workload.window,
+                    work: config.work,
                     warmup: Duration::from_secs_f64(config.warmup),
                     seconds: Duration::from_secs_f64(config.seconds),
                     latency: plan.latency,
@@ -237,6 +255,17 @@ fn fresh(args: &RunArgs) -> Result<(Results, PathBuf)> {
         (threads, []) => matrix::cross(threads, &[100, 1000]),
         (threads, connections) => matrix::cross(threads, connections),
     };
+    for &block in &args.block {
+        for &window in &args.window {
+            if block * window > MAX_BLOCK {
+                bail!(
+                    "--block {block} with --window {window} puts {} bytes in flight per connection; \
+                     the most is {MAX_BLOCK}",
+                    block * window
+                );
+            }
+        }
+    }
     let out = args.out.clone().unwrap_or_else(default_out);
     let results = Results {
         schema: results::SCHEMA,
@@ -246,7 +275,10 @@ fn fresh(args: &RunArgs) -> Result<(Results, PathBuf)> {
             runtimes: names,
             client: client.map(|c| c.name()),
             loads,
-            block: args.block,
+            block: args.block[0],
+            blocks: args.block.clone(),
+            windows: args.window.clone(),
+            work: args.work,
             seconds: args.seconds,
             warmup: args.warmup,
             repeat: args.repeat,

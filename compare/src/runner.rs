@@ -47,6 +47,8 @@ pub struct Spec<'a> {
     pub threads: usize,
     pub connections: usize,
     pub block: usize,
+    pub window: usize,
+    pub work: u64,
     pub warmup: Duration,
     pub seconds: Duration,
     pub latency: bool,
@@ -72,7 +74,9 @@ pub fn run_once(spec: &Spec) -> Result<Measurement> {
         spec.block.to_string(),
     ];
     let mut server = Process::spawn("server", spec.server, &spec.placement.server_cpus, |cmd| {
-        cmd.args(["server", "--bind", "127.0.0.1:0"]).args(&shape);
+        cmd.args(["server", "--bind", "127.0.0.1:0"])
+            .args(&shape)
+            .args(["--work", &spec.work.to_string()]);
     })?;
     let ready = match server.next_line(Instant::now() + READY_DEADLINE, "server start")? {
         Line::Ready(ready) => ready,
@@ -86,6 +90,7 @@ pub fn run_once(spec: &Spec) -> Result<Measurement> {
         threads: spec.threads,
         connections: spec.connections,
         block: spec.block,
+        window: spec.window,
         warmup: spec.warmup,
         seconds: spec.seconds,
         latency: spec.latency,
@@ -95,7 +100,8 @@ pub fn run_once(spec: &Spec) -> Result<Measurement> {
             .args(&shape)
             .args(["--connections", &spec.connections.to_string()])
             .args(["--warmup", &spec.warmup.as_secs_f64().to_string()])
-            .args(["--seconds", &spec.seconds.as_secs_f64().to_string()]);
+            .args(["--seconds", &spec.seconds.as_secs_f64().to_string()])
+            .args(["--window", &spec.window.to_string()]);
         if !spec.latency {
             cmd.arg("--no-latency");
         }

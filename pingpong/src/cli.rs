@@ -33,6 +33,9 @@ pub struct ServerArgs {
     pub bind: SocketAddr,
     #[command(flatten)]
     pub shape: Shape,
+    /// Units of deterministic CPU work per block echoed.
+    #[arg(long, default_value_t = 0)]
+    pub work: u64,
 }
 
 #[derive(Debug, Args)]
@@ -54,6 +57,9 @@ pub struct ClientArgs {
     /// Do not record round-trip times.
     #[arg(long)]
     pub no_latency: bool,
+    /// Blocks in flight per connection (pipelining).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub window: u32,
 }
 
 /// What both sides agree on.
@@ -88,6 +94,7 @@ impl From<ServerArgs> for ServerConfig {
             bind: a.bind,
             threads: a.shape.threads as usize,
             block: a.shape.block as usize,
+            work: a.work,
         }
     }
 }
@@ -102,6 +109,7 @@ impl From<ClientArgs> for ClientConfig {
             warmup: Duration::from_secs_f64(a.warmup),
             seconds: Duration::from_secs_f64(a.seconds),
             latency: !a.no_latency,
+            window: a.window as usize,
         }
     }
 }

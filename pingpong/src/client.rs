@@ -38,12 +38,16 @@ pub struct ClientConfig {
     pub seconds: Duration,
     /// Record every block's round-trip time.
     pub latency: bool,
+    /// Blocks in flight per connection (pipelining); 1 in muduo's pingpong.
+    pub window: usize,
 }
 
 /// The state every connection of one client process shares.
 pub struct Client {
     pub config: ClientConfig,
     pub(crate) pattern: Box<[u8]>,
+    /// What each connection sends first: `window` blocks.
+    pub(crate) first: Box<[u8]>,
     phase: AtomicU8,
     connected: AtomicUsize,
     start: Gate,
@@ -76,8 +80,10 @@ impl Shares {
 
 impl Client {
     pub fn new(config: ClientConfig) -> Self {
+        let pattern = pattern(config.block);
         Self {
-            pattern: pattern(config.block),
+            first: pattern.repeat(config.window).into_boxed_slice(),
+            pattern,
             phase: AtomicU8::new(Phase::Running as u8),
             connected: AtomicUsize::new(0),
             start: Gate::default(),
@@ -227,6 +233,11 @@ impl ClientError {
 }
 
 impl ClientConfig {
+    /// Bytes in flight per connection: `window` blocks.
+    pub fn in_flight(&self) -> usize {
+        self.block * self.window
+    }
+
     /// How long connecting may take: generous, since a full accept queue makes
     /// the kernel retry SYNs after a second or more.
     pub fn connect_deadline(&self) -> Duration {
@@ -393,6 +404,7 @@ mod tests {
             warmup: Duration::ZERO,
             seconds: Duration::ZERO,
             latency: false,
+            window: 1,
         })
     }
 

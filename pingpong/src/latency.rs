@@ -9,6 +9,7 @@
 //! blocks is one over its mean round-trip time.
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
@@ -87,33 +88,37 @@ impl Recorders {
     }
 }
 
-/// One connection's clock: when its last whole block came back.
+/// One connection's clock: when each block in flight was sent, oldest first.
 pub struct Clock {
     histogram: Shared,
-    last: Option<Instant>,
+    sent: VecDeque<Instant>,
 }
 
 impl Clock {
     pub fn new(recorders: &Recorders) -> Self {
         Self {
             histogram: recorders.mine(),
-            last: None,
+            sent: VecDeque::new(),
         }
     }
 
-    /// The connection sends its first block.
-    pub fn start(&mut self) {
-        self.last = Some(Instant::now());
+    /// The connection sends its first `window` blocks.
+    pub fn start(&mut self, window: usize) {
+        let now = Instant::now();
+        self.sent = std::iter::repeat_n(now, window).collect();
     }
 
-    /// A whole block came back; `record` says whether its time counts.
+    /// A whole block came back; `record` says whether its time counts. The
+    /// client echoes it at once: it goes out again as the newest block.
     pub fn block_completed(&mut self, record: bool) {
         let now = Instant::now();
-        if let (true, Some(last)) = (record, self.last) {
-            let ns = (now - last).as_nanos().try_into().unwrap_or(u64::MAX);
+        if let (true, Some(&sent)) = (record, self.sent.front()) {
+            let ns = (now - sent).as_nanos().try_into().unwrap_or(u64::MAX);
             lock(&self.histogram).saturating_record(ns.max(1));
         }
-        self.last = Some(now);
+        if self.sent.pop_front().is_some() {
+            self.sent.push_back(now);
+        }
     }
 }
 
@@ -157,7 +162,7 @@ mod tests {
                     let mut clock = Clock::new(&recorders);
                     // Before the clock starts, a completion is not timed.
                     clock.block_completed(true);
-                    clock.start();
+                    clock.start(1);
                     for i in 0..100 * t {
                         clock.block_completed(i % 2 == 0);
                     }

@@ -21,6 +21,7 @@ pub mod report;
 pub mod server;
 pub mod session;
 pub mod unavailable;
+pub mod work;
 
 pub use client::Client;
 pub use conn::{ListenerModel, Runtime, Stream, on_threads};

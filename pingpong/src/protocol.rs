@@ -129,13 +129,13 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// The block each connection opens with, to be written now: the first
-    /// round trip starts.
+    /// The blocks each connection opens with (its window), to be written
+    /// now: their round trips start.
     pub fn first_block(&mut self) -> &'a [u8] {
         if let Some(clock) = &mut self.clock {
-            clock.start();
+            clock.start(self.client.config.window);
         }
-        &self.client.pattern
+        &self.client.first
     }
 
     /// Takes bytes just read from the server.
@@ -147,8 +147,9 @@ impl<'a> Session<'a> {
         }
         let phase = self.client.phase();
         if let Some(clock) = &mut self.clock {
+            // With a window of several blocks, one read may complete several.
             let block = self.client.pattern.len() as u64;
-            if self.verifier.offset() / block > before / block {
+            for _ in before / block..self.verifier.offset() / block {
                 clock.block_completed(phase == Phase::Measuring);
             }
         }
@@ -260,6 +261,7 @@ mod tests {
             warmup: std::time::Duration::ZERO,
             seconds: std::time::Duration::ZERO,
             latency: true,
+            window: 1,
         })
     }
 

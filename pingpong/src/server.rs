@@ -11,7 +11,7 @@ use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::fault::{self, Fault};
 use crate::report::{Line, Ready as ReadyLine};
-use crate::{ListenerModel, Runtime, Unavailable, limits};
+use crate::{ListenerModel, Runtime, Unavailable, limits, work};
 
 /// Asked of listen(2); the kernel caps it at net.core.somaxconn.
 const BACKLOG: i32 = 65_535;
@@ -24,6 +24,8 @@ pub struct ServerConfig {
     pub bind: SocketAddr,
     pub threads: usize,
     pub block: usize,
+    /// Units of CPU work per block echoed (see [`crate::work`]).
+    pub work: u64,
 }
 
 /// What a runtime serves: bound, non-blocking listeners (one, or one per
@@ -109,6 +111,7 @@ fn backlog_in_force() -> u32 {
 /// served, and serves until stdin closes.
 pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
     limits::raise_nofile(0)?;
+    work::set(config.work);
     let count = match R::LISTENERS {
         ListenerModel::Shared => 1,
         ListenerModel::PerThread => config.threads,

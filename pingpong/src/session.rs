@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use crate::Client;
 use crate::Stream;
-use crate::fault;
 use crate::protocol::{Next, Session, SessionError};
 use crate::server::Ready;
+use crate::{fault, work};
 
 /// Echoes every byte it reads, as soon as it reads it, until end of stream.
 ///
@@ -23,6 +23,7 @@ pub async fn echo<S: Stream>(mut stream: S, block: usize) {
             Ok(n) => n,
         };
         fault::corrupt(&mut b[..n], echoed);
+        work::on_echo(echoed, n, block);
         echoed += n as u64;
         let (written, b) = stream.write_all(b, n).await;
         buf = b;

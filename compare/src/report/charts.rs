@@ -8,7 +8,7 @@ use anyhow::{Result, anyhow};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::grid::{View, sections};
+use super::grid::{View, muduo_sections};
 use crate::implementations;
 use crate::matrix::Load;
 use crate::results::{Cell, Status, Summary};
@@ -57,13 +57,33 @@ fn color_of(view: &View, runtime: &str) -> RGBColor {
     RGBColor(dark(r), dark(g), dark(b))
 }
 
-/// Every chart of a run: throughput for each muduo table, and p99 round-trip
-/// time for each table by connections where round-trip times were recorded.
-pub fn render(view: &View) -> Result<Vec<Chart>> {
+/// Every chart of a run: throughput for each muduo table of each workload,
+/// and p99 round-trip time for each table by connections where round-trip
+/// times were recorded.
+pub fn render(views: &[View]) -> Result<Vec<Chart>> {
     let mut charts = Vec::new();
-    for section in sections(&view.loads) {
+    for view in views {
+        charts.extend(of_workload(view)?);
+    }
+    Ok(charts)
+}
+
+fn of_workload(view: &View) -> Result<Vec<Chart>> {
+    let mut charts = Vec::new();
+    for section in muduo_sections(&view.loads) {
         let (subject, row_name, loads) = section.rows();
-        let slug = |what: &str| format!("{what}-by-{row_name}-{}.svg", subject.replace(' ', "-"));
+        let workload = if view.several {
+            format!("-{}B-w{}", view.workload.block, view.workload.window)
+        } else {
+            String::new()
+        };
+        let stem = format!("{row_name}-{}{workload}", subject.replace(' ', "-"));
+        let slug = |what: &str| format!("{what}-by-{stem}.svg");
+        let subject = if view.several {
+            format!("{subject}, {}", view.workload.label())
+        } else {
+            subject
+        };
         charts.push(Chart {
             file: slug("mib"),
             caption: format!("MiB/s by {row_name}, {subject}"),

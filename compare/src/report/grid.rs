@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::matrix::Load;
+use crate::matrix::{Load, Workload};
 use crate::results::{Cell, Figures, Results, Status, Summary};
 
 /// One table: a title, a header, and rows whose first entry labels the row.
@@ -88,7 +88,7 @@ fn plural(n: usize) -> &'static str {
 /// The tables that show every load once or more, as in the muduo article:
 /// one by threads for each connection count run at several thread counts,
 /// then one by connections for each thread count with loads left to show.
-pub fn sections(loads: &BTreeSet<Load>) -> Vec<Section> {
+pub fn muduo_sections(loads: &BTreeSet<Load>) -> Vec<Section> {
     let mut threads_at: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     let mut connections_at: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for l in loads {
@@ -129,23 +129,50 @@ pub fn sections(loads: &BTreeSet<Load>) -> Vec<Section> {
     out
 }
 
-/// A results file, indexed for the tables.
+/// The cells of one workload (block size and window) of a results file,
+/// indexed for the tables.
 pub struct View<'a> {
     pub results: &'a Results,
+    pub workload: Workload,
+    /// Whether the run has other workloads: then titles and files name this one.
+    pub several: bool,
     cells: BTreeMap<(Load, &'a str), &'a Cell>,
     pub loads: BTreeSet<Load>,
 }
 
 impl<'a> View<'a> {
-    pub fn new(results: &'a Results) -> Self {
-        Self {
-            results,
-            cells: results
-                .cells
-                .iter()
-                .map(|c| ((c.load(), c.runtime.as_str()), c))
-                .collect(),
-            loads: results.cells.iter().map(Cell::load).collect(),
+    /// One view per workload of the run, in order.
+    pub fn all(results: &'a Results) -> Vec<Self> {
+        let workloads: BTreeSet<Workload> = results.cells.iter().map(Cell::workload).collect();
+        let several = workloads.len() > 1;
+        workloads
+            .into_iter()
+            .map(|workload| {
+                let cells = || {
+                    results
+                        .cells
+                        .iter()
+                        .filter(move |c| c.workload() == workload)
+                };
+                Self {
+                    results,
+                    workload,
+                    several,
+                    cells: cells()
+                        .map(|c| ((c.load(), c.runtime.as_str()), c))
+                        .collect(),
+                    loads: cells().map(Cell::load).collect(),
+                }
+            })
+            .collect()
+    }
+
+    /// `title`, naming the workload where the run has several.
+    fn titled(&self, title: String) -> String {
+        if self.several {
+            format!("{title} ({})", self.workload.label())
+        } else {
+            title
         }
     }
 
@@ -212,8 +239,9 @@ impl<'a> View<'a> {
         self.muduo(
             |subject| {
                 format!(
-                    "MiB/s, {subject}, block {} bytes{client}: median [min, max] of {} run(s)",
-                    config.block, config.repeat
+                    "MiB/s, {subject}, {}{client}: median [min, max] of {} run(s)",
+                    self.workload.label(),
+                    config.repeat
                 )
             },
             |load, medians| {
@@ -235,7 +263,9 @@ impl<'a> View<'a> {
         let at = self.runtimes().iter().position(|r| r == reference);
         self.muduo(
             |subject| {
-                format!("Relative to {reference}, {subject}: median MiB/s over {reference}'s")
+                self.titled(format!(
+                    "Relative to {reference}, {subject}: median MiB/s over {reference}'s"
+                ))
             },
             |_, medians| {
                 let base = at.and_then(|i| medians[i]);
@@ -259,7 +289,7 @@ impl<'a> View<'a> {
         title: impl Fn(&str) -> String,
         entries: impl Fn(Load, &[Option<f64>]) -> Vec<Entry>,
     ) -> Vec<Grid> {
-        sections(&self.loads)
+        muduo_sections(&self.loads)
             .into_iter()
             .map(|section| {
                 let (subject, row_name, loads) = section.rows();
@@ -280,15 +310,6 @@ impl<'a> View<'a> {
             .collect()
     }
 
-    /// The report's sections in order: heading and tables.
-    pub fn sections(&self, reference: &str) -> Vec<(String, Vec<Grid>)> {
-        vec![
-            ("Throughput".into(), self.throughput()),
-            (format!("Relative to {reference}"), self.relative(reference)),
-            ("Every figure, load by load".into(), self.details()),
-        ]
-    }
-
     /// One table per load: a row per implementation with every figure's median.
     pub fn details(&self) -> Vec<Grid> {
         self.loads
@@ -302,33 +323,47 @@ impl<'a> View<'a> {
                     .collect();
                 let mark = if self.oversubscribed(load) { "*" } else { "" };
                 Grid {
-                    title: format!(
+                    title: self.titled(format!(
                         "{} thread{}, {} connection{}{mark}: median of {} run(s)",
                         load.threads,
                         plural(load.threads),
                         load.connections,
                         plural(load.connections),
                         self.results.config.repeat
-                    ),
+                    )),
                     header: DETAIL_HEADER.iter().map(ToString::to_string).collect(),
                     rows,
                 }
             })
             .collect()
     }
+}
 
-    /// What the marks mean (only those in use), then every cell without a figure.
-    pub fn notes(&self) -> Vec<String> {
-        let results = self.results;
+/// The report's sections in order, every workload's tables in each: heading and tables.
+pub fn report_sections(views: &[View], reference: &str) -> Vec<(String, Vec<Grid>)> {
+    let all = |grids: &dyn Fn(&View) -> Vec<Grid>| views.iter().flat_map(grids).collect();
+    vec![
+        ("Throughput".into(), all(&|v| v.throughput())),
+        (
+            format!("Relative to {reference}"),
+            all(&|v| v.relative(reference)),
+        ),
+        ("Every figure, load by load".into(), all(&|v| v.details())),
+    ]
+}
+
+/// What the marks mean (only those in use), then every cell without a figure.
+pub fn notes(results: &Results) -> Vec<String> {
+    {
         let mut notes = Vec::new();
-        if self.loads.iter().any(|&l| self.oversubscribed(l)) {
+        if results.cells.iter().any(|c| c.placement.oversubscribed) {
             notes.push(format!(
                 "* oversubscribed: more threads than CPUs per side ({} CPUs here); these figures \
                  measure contention for cores as much as the runtime",
                 results.host.cpus.len()
             ));
         }
-        if self.runtimes().iter().any(|r| self.threads_ignored(r)) {
+        if results.cells.iter().any(|c| !c.threads_matter) {
             notes.push("† one thread per connection: the thread count has no effect".into());
         }
         if results.cells.iter().any(|c| c.noisy) {
@@ -437,7 +472,7 @@ mod tests {
     fn muduo_matrix_gives_the_articles_three_tables() {
         let loads = muduo().into_iter().collect();
         assert_eq!(
-            sections(&loads),
+            muduo_sections(&loads),
             vec![
                 Section::ByConnections {
                     threads: 1,
@@ -459,7 +494,7 @@ mod tests {
     fn one_thread_count_gives_one_table_by_connections() {
         let loads = cross(&[2], &[1, 10]).into_iter().collect();
         assert_eq!(
-            sections(&loads),
+            muduo_sections(&loads),
             vec![Section::ByConnections {
                 threads: 2,
                 connections: vec![1, 10]
@@ -471,7 +506,7 @@ mod tests {
     fn cross_product_gives_a_table_per_connection_count() {
         let loads = cross(&[1, 2], &[1, 10]).into_iter().collect();
         assert_eq!(
-            sections(&loads),
+            muduo_sections(&loads),
             vec![
                 Section::ByThreads {
                     connections: 1,

@@ -7,7 +7,8 @@ use std::fmt::Write;
 
 use super::Header;
 use super::charts::Chart;
-use super::grid::{Grid, View};
+use super::grid::{Grid, View, notes, report_sections};
+use crate::results::Results;
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;\
 padding:0 1em;color:#222}table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:14px}\
@@ -24,8 +25,8 @@ document.getElementById('self-check').textContent=\
 `tables=${document.querySelectorAll('table').length} charts=${charts.length} drawn=${drawn} \
 fetched=${performance.getEntriesByType('resource').length}`;});";
 
-pub fn render(view: &View, reference: &str, charts: &[Chart]) -> String {
-    let header = Header::of(view.results);
+pub fn render(results: &Results, views: &[View], reference: &str, charts: &[Chart]) -> String {
+    let header = Header::of(results);
     let mut out = String::new();
     let _ = write!(
         out,
@@ -54,11 +55,11 @@ pub fn render(view: &View, reference: &str, charts: &[Chart]) -> String {
             escape(&chart.caption)
         );
     }
-    for (heading, grids) in view.sections(reference) {
+    for (heading, grids) in report_sections(views, reference) {
         section(&mut out, &heading, &grids);
     }
     out.push_str("<h2>Notes</h2>\n<ul>\n");
-    for note in view.notes() {
+    for note in notes(results) {
         let _ = writeln!(out, "<li>{}</li>", escape(&note));
     }
     out.push_str("</ul>\n<pre id=\"self-check\"></pre>\n</body></html>\n");

@@ -5,11 +5,17 @@
 use std::fmt::Write;
 
 use super::Header;
-use super::grid::{Grid, View};
+use super::grid::{Grid, View, notes, report_sections};
+use crate::results::Results;
 
 /// `charts`: the SVG files to show, by file name and caption.
-pub fn render(view: &View, reference: &str, charts: &[(String, String)]) -> String {
-    let header = Header::of(view.results);
+pub fn render(
+    results: &Results,
+    views: &[View],
+    reference: &str,
+    charts: &[(String, String)],
+) -> String {
+    let header = Header::of(results);
     let mut out = format!("# {}\n\n", header.title);
     for (name, value) in &header.lines {
         let _ = writeln!(out, "- {name}: {value}");
@@ -18,11 +24,11 @@ pub fn render(view: &View, reference: &str, charts: &[(String, String)]) -> Stri
     for (file, caption) in charts {
         let _ = writeln!(out, "\n![{caption}]({file})");
     }
-    for (heading, grids) in view.sections(reference) {
+    for (heading, grids) in report_sections(views, reference) {
         section(&mut out, &heading, &grids);
     }
     out.push_str("\n## Notes\n\n");
-    for note in view.notes() {
+    for note in notes(results) {
         let _ = writeln!(out, "- {}", escape(&note));
     }
     out

@@ -73,12 +73,12 @@ pub fn write(
     reference: &str,
 ) -> Result<Vec<PathBuf>> {
     fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-    let view = View::new(results);
+    let views = View::all(results);
     let charts = if formats
         .iter()
         .any(|f| matches!(f, Format::Svg | Format::Html))
     {
-        charts::render(&view)?
+        charts::render(&views)?
     } else {
         Vec::new()
     };
@@ -96,7 +96,7 @@ pub fn write(
                 };
                 files.push((
                     "report.md".into(),
-                    markdown::render(&view, reference, &shown),
+                    markdown::render(results, &views, reference, &shown),
                 ));
             }
             Format::Csv => files.push(("results.csv".into(), csv::render(results)?)),
@@ -104,7 +104,7 @@ pub fn write(
             Format::Svg => files.extend(charts.iter().map(|c| (c.file.clone(), c.svg.clone()))),
             Format::Html => files.push((
                 "report.html".into(),
-                html::render(&view, reference, &charts),
+                html::render(results, &views, reference, &charts),
             )),
         }
     }
@@ -131,6 +131,8 @@ fn summary(results: &Results) -> Result<String> {
                 "threads": c.threads,
                 "connections": c.connections,
                 "block": c.block,
+                "window": c.window,
+                "work": c.work,
                 "status": c.status,
                 "oversubscribed": c.placement.oversubscribed,
                 "noisy": c.noisy,
@@ -227,8 +229,17 @@ impl Header {
             (
                 "Workload".into(),
                 format!(
-                    "{} byte blocks, {} s window after {} s warm-up, {} interleaved repetition(s) per cell, pinning {}",
-                    config.block,
+                    "{}{}; {} s window after {} s warm-up, {} interleaved repetition(s) per cell, pinning {}",
+                    config
+                        .workloads()
+                        .iter()
+                        .map(|w| w.label())
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                    match config.work {
+                        0 => String::new(),
+                        n => format!("; server work {n} units per block"),
+                    },
                     config.seconds,
                     config.warmup,
                     config.repeat,
@@ -278,13 +289,13 @@ pub(crate) mod tests {
     #[test]
     fn markdown_layout() {
         let results = fixture();
-        let view = View::new(&results);
-        let charts = charts::render(&view).unwrap();
+        let views = View::all(&results);
+        let charts = charts::render(&views).unwrap();
         let shown: Vec<_> = charts
             .iter()
             .map(|c| (c.file.clone(), c.caption.clone()))
             .collect();
-        insta::assert_snapshot!(markdown::render(&view, "mio", &shown));
+        insta::assert_snapshot!(markdown::render(&results, &views, "mio", &shown));
     }
 
     #[test]

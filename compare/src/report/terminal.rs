@@ -5,17 +5,18 @@ use std::fmt::Write;
 
 use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 
-use super::grid::{Grid, View};
+use super::grid::{Grid, View, notes};
 use crate::results::Results;
 
 pub fn render(results: &Results) -> String {
-    let view = View::new(results);
     let mut out = String::new();
-    for grid in view.throughput().iter().chain(&view.details()) {
-        let _ = writeln!(out, "\n{}\n{}", grid.title, table(grid));
+    for view in View::all(results) {
+        for grid in view.throughput().iter().chain(&view.details()) {
+            let _ = writeln!(out, "\n{}\n{}", grid.title, table(grid));
+        }
     }
     out.push('\n');
-    for note in view.notes() {
+    for note in notes(results) {
         let _ = writeln!(out, "{note}");
     }
     out

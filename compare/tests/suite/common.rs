@@ -128,7 +128,8 @@ pub fn assert_cell_consistent(cell: &Value, seconds: f64) {
             connections,
             "{name}: verified connections"
         );
-        assert_rtt_consistent(&name, &run["rtt"], bytes / block, connections);
+        let in_flight = connections * cell["window"].as_u64().unwrap_or(1);
+        assert_rtt_consistent(&name, &run["rtt"], bytes / block, in_flight);
         let fairness = run["fairness"].as_f64().unwrap();
         let starved = run["starved_connections"].as_u64().unwrap();
         assert!(
@@ -162,13 +163,13 @@ pub fn assert_cell_consistent(cell: &Value, seconds: f64) {
 
 /// The round-trip times count the blocks of the window, their percentiles
 /// rise, and the histogram they come from gives them back.
-fn assert_rtt_consistent(name: &str, rtt: &Value, blocks: f64, connections: u64) {
+fn assert_rtt_consistent(name: &str, rtt: &Value, blocks: f64, in_flight: u64) {
     let count = rtt["count"]
         .as_u64()
         .unwrap_or_else(|| panic!("{name}: no rtt"));
     // A block that straddles a window edge is counted by bytes or by time, not both.
     assert!(
-        (count as f64 - blocks).abs() <= connections as f64 + 1.0,
+        (count as f64 - blocks).abs() <= in_flight as f64 + 1.0,
         "{name}: {count} round trips for {blocks} blocks"
     );
     let p: Vec<f64> = ["p50_us", "p90_us", "p95_us", "p99_us", "p999_us", "max_us"]

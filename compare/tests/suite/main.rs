@@ -9,6 +9,7 @@ mod interop;
 mod report;
 mod run;
 mod unavailable;
+mod workloads;
 
 /// Every implementation `compare list` knows, in its order.
 pub const IMPLEMENTATIONS: [&str; 10] = [

@@ -50,7 +50,7 @@ pub fn event_loop(client: &Client, connections: usize) -> io::Result<()> {
             Interest::READABLE | Interest::WRITABLE,
         )?;
         conns.push(Some(Conn {
-            pipe: Pipe::new(stream, client.config.block),
+            pipe: Pipe::new(stream, client.config.in_flight()),
             session: Session::new(client),
             connected: false,
             started: false,
@@ -78,7 +78,7 @@ pub fn event_loop(client: &Client, connections: usize) -> io::Result<()> {
             for token in tokens {
                 let slot = &mut conns[token];
                 let Some(conn) = slot else { continue };
-                match conn.advance(client) {
+                match conn.advance(client, event.is_read_closed()) {
                     Ok(true) => {}
                     Ok(false) => {
                         *slot = None;
@@ -98,7 +98,7 @@ pub fn event_loop(client: &Client, connections: usize) -> io::Result<()> {
 
 impl Conn<'_> {
     /// Makes all the progress the socket allows; `false` once the session has ended.
-    fn advance(&mut self, client: &Client) -> Result<bool, SessionError> {
+    fn advance(&mut self, client: &Client, read_closed: bool) -> Result<bool, SessionError> {
         if !self.connected {
             if !self.finish_connect().map_err(SessionError::Connect)? {
                 return Ok(true);
@@ -117,7 +117,7 @@ impl Conn<'_> {
             if !self.pipe.flush().map_err(|e| self.session.io_error(e))? || drained {
                 return Ok(true);
             }
-            let data = match self.pipe.read() {
+            let data = match self.pipe.read(read_closed) {
                 Ok(Some((data, short))) => {
                     drained = short;
                     data
@@ -131,7 +131,9 @@ impl Conn<'_> {
             }
             let n = data.len();
             match self.session.on_data(data)? {
-                Next::Echo => self.pipe.echo(n),
+                Next::Echo => {
+                    self.pipe.echo(n);
+                }
                 Next::Stop => self
                     .pipe
                     .stream

@@ -10,6 +10,8 @@ pub struct Pipe {
     buf: Box<[u8]>,
     start: usize,
     end: usize,
+    /// Bytes echoed so far.
+    echoed: u64,
 }
 
 impl Pipe {
@@ -19,6 +21,7 @@ impl Pipe {
             buf: vec![0; block].into_boxed_slice(),
             start: 0,
             end: 0,
+            echoed: 0,
         }
     }
 
@@ -46,11 +49,17 @@ impl Pipe {
     /// Reads into the (flushed) buffer: `None` when nothing is there yet,
     /// else the bytes and whether they drained the socket. Per epoll(7), a
     /// short read of a stream socket means its buffer is empty, so the next
-    /// edge comes without another read returning EAGAIN (tokio does the same).
-    pub fn read(&mut self) -> io::Result<Option<(&[u8], bool)>> {
+    /// edge comes without another read returning EAGAIN (tokio does the same)
+    /// - unless the peer has closed its side (`read_closed`, from the event):
+    /// its end of stream may have come with the last bytes, in the same edge,
+    /// and only another read sees it.
+    pub fn read(&mut self, read_closed: bool) -> io::Result<Option<(&[u8], bool)>> {
         loop {
             match self.stream.read(&mut self.buf) {
-                Ok(n) => return Ok(Some((&self.buf[..n], n < self.buf.len()))),
+                Ok(n) => {
+                    let drained = n < self.buf.len() && !read_closed;
+                    return Ok(Some((&self.buf[..n], drained)));
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
@@ -58,9 +67,13 @@ impl Pipe {
         }
     }
 
-    /// Queues the first `n` bytes of the buffer (the bytes just read) to be written back.
-    pub fn echo(&mut self, n: usize) {
+    /// Queues the first `n` bytes of the buffer (the bytes just read) to be
+    /// written back; returns the stream offset they start at.
+    pub fn echo(&mut self, n: usize) -> u64 {
+        let at = self.echoed;
+        self.echoed += n as u64;
         self.start = 0;
         self.end = n;
+        at
     }
 }

@@ -33,7 +33,7 @@ pub fn event_loop(listener: std::net::TcpListener, block: usize, ready: &Ready) 
             }
             let key = event.token().0;
             if let Some(pipe) = conns.get_mut(key)
-                && !matches!(echo(pipe), Ok(true))
+                && !matches!(echo(pipe, block, event.is_read_closed()), Ok(true))
             {
                 // Closed by the peer or failed: the client reports failures.
                 conns.remove(key);
@@ -75,17 +75,21 @@ fn accept_all(
 
 /// Echoes until the socket has nothing more to read or cannot take more;
 /// `false` once the connection is over.
-fn echo(pipe: &mut Pipe) -> io::Result<bool> {
+fn echo(pipe: &mut Pipe, block: usize, read_closed: bool) -> io::Result<bool> {
     let mut drained = false;
     loop {
         if !pipe.flush()? || drained {
             return Ok(true);
         }
-        match pipe.read()?.map(|(data, drained)| (data.len(), drained)) {
+        match pipe
+            .read(read_closed)?
+            .map(|(data, drained)| (data.len(), drained))
+        {
             None => return Ok(true),
             Some((0, _)) => return Ok(false),
             Some((n, short)) => {
-                pipe.echo(n);
+                let at = pipe.echo(n);
+                pingpong::work::on_echo(at, n, block);
                 drained = short;
             }
         }
