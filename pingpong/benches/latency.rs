@@ -25,6 +25,7 @@ fn session(c: &mut Criterion) {
             warmup: Duration::ZERO,
             seconds: Duration::ZERO,
             latency,
+            window: 1,
         });
         client.set_phase(Phase::Measuring);
         let mut session = Session::new(&client);
