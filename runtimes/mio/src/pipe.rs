@@ -49,10 +49,10 @@ impl Pipe {
     /// Reads into the (flushed) buffer: `None` when nothing is there yet,
     /// else the bytes and whether they drained the socket. Per epoll(7), a
     /// short read of a stream socket means its buffer is empty, so the next
-    /// edge comes without another read returning EAGAIN (tokio does the same)
-    /// - unless the peer has closed its side (`read_closed`, from the event):
-    /// its end of stream may have come with the last bytes, in the same edge,
-    /// and only another read sees it.
+    /// edge comes without another read returning EAGAIN (tokio does the
+    /// same). Not when the peer has closed its side (`read_closed`, from the
+    /// event): its end of stream may have come with the last bytes, in the
+    /// same edge, and only another read sees it.
     pub fn read(&mut self, read_closed: bool) -> io::Result<Option<(&[u8], bool)>> {
         loop {
             match self.stream.read(&mut self.buf) {
