@@ -172,7 +172,7 @@ pub fn check(args: CheckArgs) -> Result<Outcome> {
     )
 }
 
-fn key(cell: &Cell, with_runtime: bool) -> Key {
+fn cell_key(cell: &Cell, with_runtime: bool) -> Key {
     Key {
         runtime: if with_runtime {
             cell.runtime.clone()
@@ -205,7 +205,7 @@ fn within<'a>(file: &str, run: &'a Results, baseline: &str, candidate: &str) -> 
         run.cells
             .iter()
             .filter(|c| c.runtime == name)
-            .map(|c| (key(c, false), c))
+            .map(|c| (cell_key(c, false), c))
             .collect()
     };
     Ok(Sides {
@@ -218,7 +218,7 @@ fn within<'a>(file: &str, run: &'a Results, baseline: &str, candidate: &str) -> 
 
 /// Two runs, matched by implementation and load.
 fn between<'a>(bn: &str, b: &'a Results, cn: &str, c: &'a Results) -> Sides<'a> {
-    let side = |r: &'a Results| r.cells.iter().map(|c| (key(c, true), c)).collect();
+    let side = |r: &'a Results| r.cells.iter().map(|c| (cell_key(c, true), c)).collect();
     Sides {
         baseline: side(b),
         candidate: side(c),
@@ -301,7 +301,7 @@ fn judge(sides: &Sides, threshold: f64, confidence: f64) -> Result<(Vec<Finding>
             };
             findings.push(Finding {
                 cell: label(key, c),
-                key: key_of(c),
+                key: cell_key(c, true),
                 metric,
                 baseline: median(&bv),
                 candidate: median(&cv),
@@ -338,10 +338,6 @@ fn judge(sides: &Sides, threshold: f64, confidence: f64) -> Result<(Vec<Finding>
     // Worst first: the change in the bad direction, largest first.
     findings.sort_by(|a, b| badness(b).total_cmp(&badness(a)));
     Ok((findings, unmatched))
-}
-
-fn key_of(cell: &Cell) -> Key {
-    key(cell, true)
 }
 
 /// A cell's label: its key, with the implementation taken from the cell.

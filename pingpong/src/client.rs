@@ -53,7 +53,6 @@ pub struct Client {
     start: Gate,
     bytes: AtomicU64,
     verified: AtomicUsize,
-    ended: AtomicUsize,
     failed: AtomicBool,
     first_error: Mutex<Option<String>>,
     recorders: Option<Recorders>,
@@ -89,7 +88,6 @@ impl Client {
             start: Gate::default(),
             bytes: AtomicU64::new(0),
             verified: AtomicUsize::new(0),
-            ended: AtomicUsize::new(0),
             failed: AtomicBool::new(false),
             first_error: Mutex::new(None),
             recorders: config.latency.then(Recorders::default),
@@ -174,7 +172,6 @@ impl Client {
             shares.connections += 1;
             shares.starved += usize::from(bytes == 0);
         }
-        self.ended.fetch_add(1, Ordering::Release);
     }
 
     fn shares(&self) -> Shares {
@@ -328,7 +325,7 @@ fn drive(
 
     // Every session over, not every thread gone: 10,000 exiting threads can
     // take longer to tear down than the whole run.
-    let ended = || client.ended.load(Ordering::Acquire) >= wanted;
+    let ended = || client.shares().connections >= wanted;
     wait_for(
         client,
         done,
@@ -336,6 +333,7 @@ fn drive(
         ended,
         || ClientError::DrainTimeout(config.drain_deadline()),
     )?;
+    let shares = client.shares();
     Ok(ClientResult {
         threads: config.threads,
         connections: wanted,
@@ -344,8 +342,8 @@ fn drive(
         seconds,
         connect_seconds,
         verified_connections: client.verified_connections(),
-        fairness: client.shares().fairness(),
-        starved_connections: client.shares().starved,
+        fairness: shares.fairness(),
+        starved_connections: shares.starved,
         rtt_histogram: client.recorders().map(|r| latency::encode(&r.merged())),
         cpus: affinity::cpus(),
     })

@@ -5,8 +5,7 @@
 //! - `crash-after=<ms>`: the server aborts that long after its ready line;
 //! - `hang-before-ready`: the server never prints its ready line;
 //! - `refuse`: the server reports an address where nothing listens;
-//! - `flip-byte=<n>`: the server flips byte `n` of every connection's echo
-//!   (servers on the shared session loops: every implementation but mio);
+//! - `flip-byte=<n>`: the server flips byte `n` of every connection's echo;
 //! - `client-abort-after=<ms>`: the client aborts that long after starting.
 
 use std::path::Path;

@@ -2,11 +2,11 @@
 //! one at the end of the run (percentiles are never averaged).
 //!
 //! A block's round-trip time runs from the moment the client starts sending
-//! it until the whole block has come back. The client sends each block as
-//! the previous one comes back (it echoes as it reads), so on one connection
-//! that is the time between two consecutive whole blocks coming back (the
-//! first from the connection's first write), and a connection's rate of
-//! blocks is one over its mean round-trip time.
+//! it until the whole block has come back. The client sends the first
+//! `window` blocks at once, then each block again as it comes back (it
+//! echoes as it reads); so with one block in flight a round trip is the time
+//! between two consecutive whole blocks coming back, and by Little's law a
+//! connection's rate of blocks is `window` over its mean round-trip time.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;

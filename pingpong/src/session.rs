@@ -22,8 +22,7 @@ pub async fn echo<S: Stream>(mut stream: S, block: usize) {
             Ok(0) | Err(_) => return,
             Ok(n) => n,
         };
-        fault::corrupt(&mut b[..n], echoed);
-        work::on_echo(echoed, n, block);
+        before_echo(&mut b[..n], echoed, block);
         echoed += n as u64;
         let (written, b) = stream.write_all(b, n).await;
         buf = b;
@@ -31,6 +30,14 @@ pub async fn echo<S: Stream>(mut stream: S, block: usize) {
             return;
         }
     }
+}
+
+/// What a server does to `data` (stream offset `offset`) before echoing it:
+/// the work per block asked for, and the fault under test, if any. Every
+/// echo loop calls it, the shared one above and hand-written ones.
+pub fn before_echo(data: &mut [u8], offset: u64, block: usize) {
+    work::on_echo(offset, data.len(), block);
+    fault::corrupt(data, offset);
 }
 
 /// Accepts connections with `accept` and hands each to `spawn`, until

@@ -68,12 +68,12 @@ impl Pipe {
     }
 
     /// Queues the first `n` bytes of the buffer (the bytes just read) to be
-    /// written back; returns the stream offset they start at.
-    pub fn echo(&mut self, n: usize) -> u64 {
+    /// written back; returns them, and the stream offset they start at.
+    pub fn echo(&mut self, n: usize) -> (&mut [u8], u64) {
         let at = self.echoed;
         self.echoed += n as u64;
         self.start = 0;
         self.end = n;
-        at
+        (&mut self.buf[..n], at)
     }
 }

@@ -88,8 +88,8 @@ fn echo(pipe: &mut Pipe, block: usize, read_closed: bool) -> io::Result<bool> {
             None => return Ok(true),
             Some((0, _)) => return Ok(false),
             Some((n, short)) => {
-                let at = pipe.echo(n);
-                pingpong::work::on_echo(at, n, block);
+                let (data, at) = pipe.echo(n);
+                pingpong::session::before_echo(data, at, block);
                 drained = short;
             }
         }
