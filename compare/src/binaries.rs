@@ -27,7 +27,7 @@ pub struct Located {
     pub version: String,
 }
 
-/// Every variant's binary, by variant name: from `bin_dir` when given
+/// Every variant's binary but the externals', by variant name: from `bin_dir` when given
 /// (`pingpong-<variant name>`), else built in release mode from the source
 /// tree, else beside this executable.
 pub fn locate(variants: &[Variant], bin_dir: Option<&Path>) -> Result<HashMap<String, Located>> {
@@ -41,9 +41,8 @@ pub fn locate(variants: &[Variant], bin_dir: Option<&Path>) -> Result<HashMap<St
             .context("the compare executable has no folder")?
             .to_path_buf(),
     };
-    variants
-        .iter()
-        .map(|v| {
+    ours(variants)
+        .map(|(v, base, pinned)| {
             let path = dir.join(format!("pingpong-{}", v.name()));
             ensure!(
                 path.is_file(),
@@ -51,17 +50,16 @@ pub fn locate(variants: &[Variant], bin_dir: Option<&Path>) -> Result<HashMap<St
                 path.file_name().unwrap_or_default().to_string_lossy(),
                 dir.display()
             );
-            let version = v.pinned.clone().unwrap_or_else(|| v.base.version().into());
+            let version = pinned.unwrap_or(base.version()).into();
             Ok((v.name(), Located { path, version }))
         })
         .collect()
 }
 
 fn build_all(variants: &[Variant], root: &Path) -> Result<HashMap<String, Located>> {
-    let workspace: Vec<&Implementation> = variants
-        .iter()
-        .filter(|v| v.pinned.is_none())
-        .map(|v| v.base)
+    let workspace: Vec<&Implementation> = ours(variants)
+        .filter(|(_, _, pinned)| pinned.is_none())
+        .map(|(_, base, _)| base)
         .collect();
     let mut found = HashMap::new();
     if !workspace.is_empty() {
@@ -76,10 +74,23 @@ fn build_all(variants: &[Variant], root: &Path) -> Result<HashMap<String, Locate
             found.insert(i.name.to_string(), Located { path, version });
         }
     }
-    for v in variants.iter().filter(|v| v.pinned.is_some()) {
-        found.insert(v.name(), versions::build(root, v)?);
+    for (v, base, pinned) in ours(variants) {
+        if let Some(version) = pinned {
+            found.insert(v.name(), versions::build(root, base, version)?);
+        }
     }
     Ok(found)
+}
+
+/// The variants with a binary of ours (externals bring their own programs),
+/// with what they are built on and the version pinned, if any.
+fn ours(
+    variants: &[Variant],
+) -> impl Iterator<Item = (&Variant, &'static Implementation, Option<&str>)> {
+    variants.iter().filter_map(|v| match v {
+        Variant::Ours { base, pinned } => Some((v, *base, pinned.as_deref())),
+        Variant::External(_) => None,
+    })
 }
 
 #[derive(Deserialize)]
@@ -208,7 +219,7 @@ mod tests {
     #[test]
     fn code_that_does_not_compile_is_reported_with_the_compilers_error() {
         let dir = workspace("broken", "fn main() { let x: u8 = \"no\"; }\n");
-        let mio = find("mio").unwrap();
+        let mio = find("mio", &[]).unwrap();
         let e = build(&dir, Some(&dir.join("target")), &[mio]).unwrap_err();
         let BuildError::Compile(message) = &e else {
             panic!("{e}");
@@ -220,7 +231,7 @@ mod tests {
     #[test]
     fn a_build_says_where_the_binary_is() {
         let dir = workspace("fine", "fn main() {}\n");
-        let mio = find("mio").unwrap();
+        let mio = find("mio", &[]).unwrap();
         let built = build(&dir, Some(&dir.join("target")), &[mio]).unwrap();
         assert!(built["pingpong-mio"].is_file());
         std::fs::remove_dir_all(dir).unwrap();

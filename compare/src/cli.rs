@@ -82,6 +82,23 @@ pub struct RunArgs {
     /// Use this implementation's client against every server (default: each its own).
     #[arg(long)]
     pub client: Option<String>,
+    /// An implementation outside this repository, named in --runtimes or
+    /// --client: NAME=FILE, a TOML file of its server and client command
+    /// lines (examples in compare/external/). Repeatable.
+    #[arg(long, value_name = "NAME=FILE")]
+    pub external: Vec<String>,
+    /// Measure against a server already running at HOST:PORT, started by
+    /// hand (pingpong-<name> server --bind ADDR ...); --runtimes names it.
+    #[arg(long, value_name = "HOST:PORT", conflicts_with = "remote")]
+    pub server: Option<String>,
+    /// Start every server on this host over ssh, bound to its address:
+    /// ssh://[USER@]HOST[:PORT]. $COMPARE_SSH_COMMAND replaces `ssh`.
+    #[arg(long, value_name = "ssh://HOST")]
+    pub remote: Option<String>,
+    /// Where the pingpong-<name> binaries lie on the --remote host
+    /// (default: the same folder as here).
+    #[arg(long, requires = "remote")]
+    pub remote_bin_dir: Option<PathBuf>,
     /// Connection counts; with --threads, the matrix is their cross product
     /// (alone: 1 thread). Default: the muduo article's matrix.
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true, value_parser = count(u32::MAX as i64))]
@@ -125,8 +142,9 @@ pub struct RunArgs {
     /// Continue the interrupted run in this folder with its own options,
     /// skipping the runs its results.json already holds.
     #[arg(long, conflicts_with_all = [
-        "runtimes", "client", "connections", "threads", "block", "window", "work", "seconds",
-        "warmup", "repeat", "noisy", "pin", "no_latency", "out",
+        "runtimes", "client", "external", "server", "remote", "remote_bin_dir", "connections",
+        "threads", "block", "window", "work", "seconds", "warmup", "repeat", "noisy", "pin",
+        "no_latency", "out",
     ])]
     pub resume: Option<PathBuf>,
     /// Plain progress lines instead of a progress bar.
@@ -179,6 +197,9 @@ mod tests {
                 "list",
                 "--runtimes",
                 "--client",
+                "--external",
+                "--server",
+                "--remote",
                 "--connections",
                 "--threads",
                 "--block",

@@ -1,6 +1,10 @@
 //! The implementations `compare` knows: one `pingpong-<name>` binary each.
 
+use std::sync::Arc;
+
 use anyhow::{Result, bail};
+
+use crate::external::External;
 
 include!(concat!(env!("OUT_DIR"), "/locked.rs"));
 
@@ -121,22 +125,30 @@ impl Implementation {
     }
 }
 
-/// An implementation as a run names it: `tokio`, built from the workspace,
-/// or `tokio@1.47.0`, its adapter built against exactly that crate version.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Variant {
-    pub base: &'static Implementation,
-    pub pinned: Option<String>,
+/// An implementation as a run names it: `tokio`, built from the workspace;
+/// `tokio@1.47.0`, its adapter built against exactly that crate version; or
+/// an external program described by a file (`--external muduo=muduo.toml`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Variant {
+    Ours {
+        base: &'static Implementation,
+        pinned: Option<String>,
+    },
+    External(Arc<External>),
 }
 
 impl Variant {
-    /// Parses `NAME` or `NAME@VERSION` (an exact version: 1.47.0).
-    pub fn parse(spec: &str) -> Result<Self> {
+    /// Parses `NAME` or `NAME@VERSION` (an exact version: 1.47.0), where
+    /// NAME is one of ours or of `externals`.
+    pub fn parse(spec: &str, externals: &[Arc<External>]) -> Result<Self> {
+        if let Some(external) = externals.iter().find(|e| e.name == spec) {
+            return Ok(Self::External(external.clone()));
+        }
         let (name, pinned) = match spec.split_once('@') {
             Some((name, version)) => (name, Some(version)),
             None => (spec, None),
         };
-        let base = find(name)?;
+        let base = find(name, externals)?;
         if let Some(version) = pinned {
             let parts: Vec<&str> = version.split('.').collect();
             if parts.len() != 3 || parts.iter().any(|p| p.parse::<u64>().is_err()) {
@@ -148,32 +160,57 @@ impl Variant {
                 );
             }
         }
-        Ok(Self {
+        Ok(Self::Ours {
             base,
             pinned: pinned.map(Into::into),
         })
     }
 
     pub fn name(&self) -> String {
-        match &self.pinned {
-            Some(version) => format!("{}@{version}", self.base.name),
-            None => self.base.name.into(),
+        match self {
+            Self::Ours {
+                base,
+                pinned: Some(version),
+            } => format!("{}@{version}", base.name),
+            Self::Ours { base, pinned: None } => base.name.into(),
+            Self::External(e) => e.name.clone(),
+        }
+    }
+
+    pub fn model(&self) -> String {
+        match self {
+            Self::Ours { base, .. } => base.model.into(),
+            Self::External(e) => format!("external: {}", e.model),
+        }
+    }
+
+    pub fn threads_matter(&self) -> bool {
+        match self {
+            Self::Ours { base, .. } => base.threads_matter,
+            Self::External(_) => true,
         }
     }
 }
 
 impl From<&'static Implementation> for Variant {
     fn from(base: &'static Implementation) -> Self {
-        Self { base, pinned: None }
+        Self::Ours { base, pinned: None }
     }
 }
 
 /// Looks an implementation up by name; an unknown name gets the list and the nearest match.
-pub fn find(name: &str) -> Result<&'static Implementation> {
+pub fn find(name: &str, externals: &[Arc<External>]) -> Result<&'static Implementation> {
     if let Some(found) = ALL.iter().find(|i| i.name == name) {
         return Ok(found);
     }
-    let known: Vec<_> = ALL.iter().map(|i| i.name).collect();
+    if externals.iter().any(|e| e.name == name) {
+        bail!("{name} is an external implementation: it has no crate version to pin");
+    }
+    let known: Vec<&str> = ALL
+        .iter()
+        .map(|i| i.name)
+        .chain(externals.iter().map(|e| e.name.as_str()))
+        .collect();
     let nearest = known
         .iter()
         .map(|k| (strsim::levenshtein(name, k), k))
@@ -182,7 +219,7 @@ pub fn find(name: &str) -> Result<&'static Implementation> {
         .map(|(_, k)| format!(" (did you mean {k}?)"))
         .unwrap_or_default();
     bail!(
-        "unknown implementation {name:?}{nearest}; known: {}",
+        "unknown implementation {name:?}{nearest}; known: {} (or --external NAME=FILE)",
         known.join(", ")
     )
 }
@@ -200,13 +237,13 @@ mod tests {
 
     #[test]
     fn variants_pin_exact_versions_only() {
-        let v = Variant::parse("tokio@1.47.0").unwrap();
-        assert_eq!(
-            (v.base.name, v.pinned.as_deref()),
-            ("tokio", Some("1.47.0"))
-        );
+        let v = Variant::parse("tokio@1.47.0", &[]).unwrap();
+        let Variant::Ours { base, pinned } = &v else {
+            panic!("{v:?}")
+        };
+        assert_eq!((base.name, pinned.as_deref()), ("tokio", Some("1.47.0")));
         assert_eq!(v.name(), "tokio@1.47.0");
-        assert_eq!(Variant::parse("mio").unwrap().name(), "mio");
+        assert_eq!(Variant::parse("mio", &[]).unwrap().name(), "mio");
         for bad in [
             "tokio@1.47",
             "tokio@^1",
@@ -214,13 +251,13 @@ mod tests {
             "std-threads@1.0.0",
             "tokyo@1.0.0",
         ] {
-            assert!(Variant::parse(bad).is_err(), "{bad}");
+            assert!(Variant::parse(bad, &[]).is_err(), "{bad}");
         }
     }
 
     #[test]
     fn unknown_names_get_a_suggestion() {
-        let e = find("tokyo").unwrap_err().to_string();
+        let e = find("tokyo", &[]).unwrap_err().to_string();
         assert!(e.contains("did you mean tokio?"), "{e}");
         assert!(
             e.contains("known: tokio, tokio-local, mio, async-std"),

@@ -78,7 +78,7 @@ impl fmt::Display for Pin {
 }
 
 /// A CPU list as the kernel writes them: `0-3,6`.
-fn cpu_list(s: &str) -> Result<Vec<usize>, String> {
+pub fn cpu_list(s: &str) -> Result<Vec<usize>, String> {
     let mut cpus = Vec::new();
     for part in s.split(',') {
         let number = |n: &str| {

@@ -9,6 +9,7 @@ use std::path::Path;
 use anyhow::{Context, Result, ensure};
 use serde::{Deserialize, Serialize};
 
+use crate::external::External;
 use crate::implementations::Variant;
 use crate::matrix::{Load, Workload};
 use crate::placement::Placement;
@@ -20,7 +21,11 @@ pub const SCHEMA: u32 = 1;
 pub struct Results {
     pub schema: u32,
     pub suite: Suite,
+    /// The host compare and the clients ran on (the servers too, unless remote).
     pub host: Host,
+    /// The host the servers ran on, when another one (`--remote`), as ssh found it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_host: Option<Host>,
     pub config: Config,
     pub cells: Vec<Cell>,
 }
@@ -104,6 +109,26 @@ pub struct Config {
     /// RFC 3339 times the run was resumed with `--resume`.
     #[serde(default)]
     pub resumed: Vec<String>,
+    /// External implementations (`--external`), as their files described them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub externals: Vec<External>,
+    /// Where the servers ran, when not on this host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<Remote>,
+}
+
+/// A server on another host.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Remote {
+    /// `--server HOST:PORT`: already running there, started by hand.
+    Given { address: String },
+    /// `--remote ssh://HOST`: started there over ssh for every repetition,
+    /// from the binaries in `bin_dir` on that host (absent: where they lie here).
+    Ssh {
+        url: String,
+        bin_dir: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -180,9 +205,10 @@ pub struct Run {
     pub messages_per_s: f64,
     pub bytes: u64,
     pub seconds: f64,
-    pub connect_seconds: f64,
+    /// Absent where an external client measured: it reports its throughput only.
+    pub connect_seconds: Option<f64>,
     /// Connections that ended cleanly after at least one whole block came back verified.
-    pub verified_connections: usize,
+    pub verified_connections: Option<usize>,
     /// Jain's index of the connections' bytes in the window (1 = even).
     #[serde(default)]
     pub fairness: Option<f64>,
@@ -341,7 +367,7 @@ impl Cell {
             server_peak_rss_kib: of(&|r| Some(r.server_usage?.peak_rss_kib as f64)),
             client_peak_rss_kib: of(&|r| Some(r.client_usage?.peak_rss_kib as f64)),
             mib_per_server_cpu_s: of(&|r| r.mib_per_server_cpu_s),
-            connect_seconds: of(&|r| Some(r.connect_seconds)),
+            connect_seconds: of(&|r| r.connect_seconds),
             fairness: of(&|r| r.fairness),
         });
     }
@@ -419,9 +445,8 @@ impl Results {
             self.cells.push(Cell {
                 runtime: server_name,
                 version: server.version.clone(),
-                model: server.variant.base.model.into(),
-                threads_matter: server.variant.base.threads_matter
-                    && client.variant.base.threads_matter,
+                model: server.variant.model(),
+                threads_matter: server.variant.threads_matter() && client.variant.threads_matter(),
                 client: client_name,
                 client_version: client.version.clone(),
                 threads: load.threads,

@@ -1,7 +1,9 @@
 //! `compare run`: every implementation at every load, repetitions interleaved,
 //! the results file saved after every repetition, the tables at the end.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -9,13 +11,14 @@ use anyhow::{Context, Result, bail, ensure};
 use pingpong::protocol::MAX_BLOCK;
 
 use crate::cli::RunArgs;
+use crate::external::External;
 use crate::implementations::{self, Variant};
 use crate::matrix;
 use crate::placement::{self, Pin};
 use crate::progress::Progress;
-use crate::results::{self, Built, Config, Host, Results, Rtt, Run, Status, Suite};
-use crate::runner::{self, Measurement, Spec};
-use crate::{binaries, environment, report};
+use crate::results::{self, Built, Config, Host, Remote, Results, Rtt, Run, Status, Suite};
+use crate::runner::{self, ClientMeasurement, Measurement, Program, Site, Spec};
+use crate::{binaries, environment, remote, report};
 
 /// What a finished run found.
 pub enum Outcome {
@@ -57,12 +60,24 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
     let bins = binaries::locate(&needed, args.bin_dir.as_deref())?;
     let built = |v: &Variant| Built {
         variant: v.clone(),
-        version: bins[&v.name()].version.clone(),
+        version: match v {
+            Variant::Ours { .. } => bins[&v.name()].version.clone(),
+            Variant::External(e) => e.version.clone(),
+        },
     };
-    let paths = bins
+    let program = |name: &str| match &plan.variants[name] {
+        Variant::Ours { .. } => Program::Ours(&bins[name].path),
+        Variant::External(e) => Program::External(e),
+    };
+    let mut paths: HashMap<String, PathBuf> = bins
         .iter()
         .map(|(n, b)| (n.clone(), b.path.clone()))
         .collect();
+    for external in &plan.externals {
+        for (side, path) in external.programs()? {
+            paths.insert(format!("{} {side}", external.name), path);
+        }
+    }
     let suite = environment::suite(&paths, args.bin_dir.is_none())?;
     if args.resume.is_some() && suite.binaries != results.suite.binaries {
         bail!(
@@ -72,8 +87,16 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
         );
     }
     results.suite = suite;
+    let local_bins = bins
+        .values()
+        .next()
+        .and_then(|b| b.path.parent())
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let (site, server_host) = remote::site(config.remote.as_ref(), &local_bins)?;
     if args.resume.is_none() {
         results.host = environment::host(cpus.clone());
+        results.server_host = server_host;
     }
     // Saved before the first cell: an unwritable folder fails now, not after minutes.
     results.save(&path)?;
@@ -92,6 +115,12 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
         config.warmup + config.seconds,
         path.display()
     ));
+    if let Site::Given(addr) = site {
+        progress.note(&format!(
+            "note: the server at {addr} was started by hand: its threads, block and work are \
+             what it was started with"
+        ));
+    }
     if config
         .loads
         .iter()
@@ -154,8 +183,9 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
                 progress.start(&what);
                 order += 1;
                 let spec = Spec {
-                    server: &bins[&cell.runtime].path,
-                    client: &bins[&cell.client].path,
+                    server: program(&cell.runtime),
+                    client: program(&cell.client),
+                    site: &site,
                     threads: load.threads,
                     connections: load.connections,
                     block: workload.block,
@@ -166,7 +196,8 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
                     latency: plan.latency,
                     placement: &placement,
                 };
-                let outcome = runner::run_once(&spec).and_then(|m| run_of(order, m));
+                let outcome =
+                    runner::run_once(&spec).and_then(|m| run_of(order, workload.block, m));
                 if interrupted() {
                     // Killed by the interrupt: not a fault of the implementation.
                     break 'matrix;
@@ -232,14 +263,37 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
 
 /// A new run's results (no cells yet) and its folder.
 fn fresh(args: &RunArgs) -> Result<(Results, PathBuf)> {
+    let externals = args
+        .external
+        .iter()
+        .map(|arg| External::from_arg(arg).map(Arc::new))
+        .collect::<Result<Vec<_>>>()?;
+    if let Some(e) = externals
+        .iter()
+        .find(|e| implementations::find(&e.name, &[]).is_ok())
+    {
+        bail!(
+            "--external {}: the name is one of ours; choose another",
+            e.name
+        );
+    }
     let runtimes: Vec<Variant> = if args.runtimes.is_empty() {
-        implementations::ALL.iter().map(Variant::from).collect()
+        implementations::ALL
+            .iter()
+            .map(Variant::from)
+            .chain(externals.iter().cloned().map(Variant::External))
+            .collect()
     } else {
         args.runtimes
             .iter()
-            .map(|n| Variant::parse(n))
+            .map(|n| Variant::parse(n, &externals))
             .collect::<Result<_>>()?
     };
+    if args.server.is_some() && (args.runtimes.len() != 1) {
+        bail!(
+            "--server runs one implementation's server, started by hand: name it alone in --runtimes"
+        );
+    }
     let names: Vec<String> = runtimes.iter().map(Variant::name).collect();
     if let Some(twice) = names
         .iter()
@@ -248,7 +302,11 @@ fn fresh(args: &RunArgs) -> Result<(Results, PathBuf)> {
     {
         bail!("--runtimes names {twice} twice");
     }
-    let client = args.client.as_deref().map(Variant::parse).transpose()?;
+    let client = args
+        .client
+        .as_deref()
+        .map(|c| Variant::parse(c, &externals))
+        .transpose()?;
     let loads = match (&args.threads[..], &args.connections[..]) {
         ([], []) => matrix::muduo(),
         ([], connections) => matrix::cross(&[1], connections),
@@ -271,6 +329,7 @@ fn fresh(args: &RunArgs) -> Result<(Results, PathBuf)> {
         schema: results::SCHEMA,
         suite: Suite::default(),
         host: Host::default(),
+        server_host: None,
         config: Config {
             runtimes: names,
             client: client.map(|c| c.name()),
@@ -289,6 +348,12 @@ fn fresh(args: &RunArgs) -> Result<(Results, PathBuf)> {
             noisy_percent: Some(args.noisy),
             latency: Some(!args.no_latency),
             resumed: Vec::new(),
+            externals: externals.iter().map(|e| e.as_ref().clone()).collect(),
+            remote: remote::record(
+                args.server.as_deref(),
+                args.remote.as_deref(),
+                args.remote_bin_dir.as_deref(),
+            ),
         },
         cells: Vec::new(),
     };
@@ -307,6 +372,9 @@ fn resume(dir: &Path) -> Result<Results> {
 struct Plan {
     servers: Vec<Variant>,
     client: Option<Variant>,
+    externals: Vec<Arc<External>>,
+    /// Every implementation of the run, by name.
+    variants: HashMap<String, Variant>,
     pin: Pin,
     noisy_percent: f64,
     latency: bool,
@@ -314,13 +382,35 @@ struct Plan {
 
 impl Plan {
     fn of(config: &Config) -> Result<Self> {
+        let externals: Vec<Arc<External>> =
+            config.externals.iter().cloned().map(Arc::new).collect();
+        let parse = |name: &str| Variant::parse(name, &externals);
+        let servers: Vec<Variant> = config
+            .runtimes
+            .iter()
+            .map(|n| parse(n))
+            .collect::<Result<_>>()?;
+        let client = config.client.as_deref().map(parse).transpose()?;
+        if let (Some(Remote::Ssh { .. }), Some(Variant::External(e))) = (
+            &config.remote,
+            servers.iter().find(|v| matches!(v, Variant::External(_))),
+        ) {
+            bail!(
+                "--remote starts our servers only; start {}'s server on the other host by hand \
+                 and use --server",
+                e.name
+            );
+        }
+        let variants = servers
+            .iter()
+            .chain(&client)
+            .map(|v| (v.name(), v.clone()))
+            .collect();
         Ok(Self {
-            servers: config
-                .runtimes
-                .iter()
-                .map(|n| Variant::parse(n))
-                .collect::<Result<_>>()?,
-            client: config.client.as_deref().map(Variant::parse).transpose()?,
+            servers,
+            client,
+            externals,
+            variants,
             pin: config
                 .pin
                 .as_deref()
@@ -334,30 +424,28 @@ impl Plan {
 }
 
 /// A repetition's record, from what the runner measured.
-fn run_of(order: usize, m: Measurement) -> Result<Run> {
-    let r = &m.result;
+fn run_of(order: usize, block: usize, m: Measurement) -> Result<Run> {
+    let (bytes, seconds) = match &m.client {
+        ClientMeasurement::Ours(r) => (r.bytes, r.seconds),
+        ClientMeasurement::External { bytes, seconds, .. } => (*bytes, *seconds),
+    };
     ensure!(
-        r.bytes > 0,
-        "no byte came back inside the {:.2} s window: at this load a round trip takes longer \
-         than the warm-up and the window; lengthen --warmup or --seconds",
-        r.seconds
+        bytes > 0,
+        "no byte came back inside the {seconds:.2} s window: at this load a round trip takes \
+         longer than the warm-up and the window; lengthen --warmup or --seconds"
     );
-    let mib_per_s = r.mib_per_s();
-    Ok(Run {
+    let mib_per_s = bytes as f64 / seconds / (1 << 20) as f64;
+    let mut run = Run {
         order,
         mib_per_s,
-        messages_per_s: r.messages_per_s(),
-        bytes: r.bytes,
-        seconds: r.seconds,
-        connect_seconds: r.connect_seconds,
-        verified_connections: r.verified_connections,
-        fairness: r.fairness,
-        starved_connections: Some(r.starved_connections),
-        rtt: r
-            .rtt_histogram
-            .clone()
-            .map(Rtt::from_histogram)
-            .transpose()?,
+        messages_per_s: bytes as f64 / block as f64 / seconds,
+        bytes,
+        seconds,
+        connect_seconds: None,
+        verified_connections: None,
+        fairness: None,
+        starved_connections: None,
+        rtt: None,
         mib_per_server_cpu_s: m
             .server_usage
             .filter(|u| u.cpu_percent > 0.0)
@@ -365,8 +453,20 @@ fn run_of(order: usize, m: Measurement) -> Result<Run> {
         server_usage: m.server_usage,
         client_usage: m.client_usage,
         server_cpus: m.server_cpus,
-        client_cpus: r.cpus.clone(),
-    })
+        client_cpus: Vec::new(),
+    };
+    match m.client {
+        ClientMeasurement::Ours(r) => {
+            run.connect_seconds = Some(r.connect_seconds);
+            run.verified_connections = Some(r.verified_connections);
+            run.fairness = r.fairness;
+            run.starved_connections = Some(r.starved_connections);
+            run.rtt = r.rtt_histogram.map(Rtt::from_histogram).transpose()?;
+            run.client_cpus = r.cpus;
+        }
+        ClientMeasurement::External { cpus, .. } => run.client_cpus = cpus,
+    }
+    Ok(run)
 }
 
 /// A run's outcome in one line.

@@ -2,6 +2,7 @@
 //! pinned, each within a deadline; the client's result line is the outcome.
 
 use std::io::{BufRead, BufReader, Read};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
@@ -17,7 +18,9 @@ use nix::unistd::Pid;
 use pingpong::client::ClientConfig;
 use pingpong::report::{ClientResult, Failure, Line, Window};
 
-use crate::placement::{Placement, cpu_set};
+use crate::external::{self, External};
+use crate::placement::{Placement, cpu_list, cpu_set};
+use crate::remote::Ssh;
 use crate::usage::{Sample, Usage};
 
 /// How long a server may take to print its ready line.
@@ -40,10 +43,28 @@ pub fn kill_all() {
 /// How much of a failed process's stderr an error quotes.
 const STDERR_TAIL: usize = 2000;
 
+/// A program one side runs: a `pingpong-<name>` binary, or an external one.
+#[derive(Clone, Copy)]
+pub enum Program<'a> {
+    Ours(&'a Path),
+    External(&'a External),
+}
+
+/// Where the server runs.
+pub enum Site {
+    /// Here, started and stopped by each repetition.
+    Local,
+    /// On another host, started and stopped over ssh by each repetition.
+    Ssh(Ssh),
+    /// Already running at this address, started by hand.
+    Given(SocketAddr),
+}
+
 /// What one repetition runs.
 pub struct Spec<'a> {
-    pub server: &'a Path,
-    pub client: &'a Path,
+    pub server: Program<'a>,
+    pub client: Program<'a>,
+    pub site: &'a Site,
     pub threads: usize,
     pub connections: usize,
     pub block: usize,
@@ -57,34 +78,176 @@ pub struct Spec<'a> {
 
 /// What one repetition measured.
 pub struct Measurement {
-    pub result: ClientResult,
-    /// What each process spent over the window (absent if a sample failed).
+    pub client: ClientMeasurement,
+    /// What each process spent over the window (absent if a sample failed,
+    /// or the process is not on this host).
     pub server_usage: Option<Usage>,
     pub client_usage: Option<Usage>,
     /// The CPUs the server found in its own affinity.
     pub server_cpus: Vec<usize>,
 }
 
+pub enum ClientMeasurement {
+    /// Our client's result: the window and everything measured in it.
+    Ours(ClientResult),
+    /// What an external client printed: bytes read over its whole run
+    /// (connecting included), and how long it was told to run.
+    External {
+        bytes: u64,
+        seconds: f64,
+        cpus: Vec<usize>,
+    },
+}
+
+/// A server that accepts connections.
+struct Server {
+    /// Absent for a server started by hand.
+    process: Option<Process>,
+    addr: SocketAddr,
+    cpus: Vec<usize>,
+}
+
 /// Runs the pair and returns the client's measurement.
 pub fn run_once(spec: &Spec) -> Result<Measurement> {
-    let shape = [
-        "--threads".to_string(),
-        spec.threads.to_string(),
-        "--block".to_string(),
-        spec.block.to_string(),
-    ];
-    let mut server = Process::spawn("server", spec.server, &spec.placement.server_cpus, |cmd| {
-        cmd.args(["server", "--bind", "127.0.0.1:0"])
-            .args(&shape)
-            .args(["--work", &spec.work.to_string()]);
-    })?;
-    let ready = match server.next_line(Instant::now() + READY_DEADLINE, "server start")? {
+    if let Some(unavailable) = spec.unsupported() {
+        return Err(unavailable.into());
+    }
+    let mut server = start_server(spec)?;
+    let measured = match spec.client {
+        Program::Ours(client) => our_client(spec, client, &mut server),
+        Program::External(client) => external_client(spec, client, &mut server),
+    };
+    let measured = match (measured, &mut server.process) {
+        (Err(e), Some(process)) => return Err(process.blamed_for(e)),
+        (measured, _) => measured?,
+    };
+    if let Some(mut process) = server.process {
+        if let Some(status) = process.child.try_wait()? {
+            let stderr = process.stderr_tail();
+            bail!("server exited during the run ({status}){stderr}");
+        }
+        match spec.server {
+            Program::Ours(_) => process.stop()?,
+            Program::External(_) => process.terminate()?,
+        }
+    }
+    Ok(measured)
+}
+
+impl Spec<'_> {
+    /// The shape options both of our binaries take.
+    fn shape(&self) -> [String; 4] {
+        [
+            "--threads".into(),
+            self.threads.to_string(),
+            "--block".into(),
+            self.block.to_string(),
+        ]
+    }
+
+    fn values<'h>(&self, host: &'h str, port: u16) -> external::Values<'h> {
+        external::Values {
+            host,
+            port,
+            threads: self.threads,
+            block: self.block,
+            connections: self.connections,
+            seconds: self.seconds.as_secs_f64(),
+            window: self.window,
+            work: self.work,
+        }
+    }
+
+    /// Why an external program cannot run this workload, if it cannot; a
+    /// server started by hand is what it is.
+    fn unsupported(&self) -> Option<Unavailable> {
+        let server = match (self.server, self.site) {
+            (Program::External(e), Site::Local) => e.server_unsupported(self.work).map(|w| (e, w)),
+            _ => None,
+        };
+        let client = match self.client {
+            Program::External(e) => e
+                .client_unsupported(self.window, self.seconds.as_secs_f64())
+                .map(|w| (e, w)),
+            Program::Ours(_) => None,
+        };
+        let (side, (e, short)) = server
+            .map(|found| ("server", found))
+            .or(client.map(|found| ("client", found)))?;
+        Some(Unavailable {
+            side,
+            message: format!("{} cannot run this workload: {short}", e.name),
+            short,
+        })
+    }
+}
+
+fn start_server(spec: &Spec) -> Result<Server> {
+    let cpus = &spec.placement.server_cpus;
+    let deadline = Instant::now() + READY_DEADLINE;
+    match (spec.site, spec.server) {
+        (Site::Given(addr), _) => Ok(Server {
+            process: None,
+            addr: *addr,
+            cpus: Vec::new(),
+        }),
+        (Site::Local, Program::Ours(bin)) => {
+            let process = Process::spawn("server", bin, cpus, |cmd| {
+                cmd.args(["server", "--bind", "127.0.0.1:0"])
+                    .args(spec.shape())
+                    .args(["--work", &spec.work.to_string()]);
+            })?;
+            ready(process, deadline, None)
+        }
+        (Site::Ssh(ssh), Program::Ours(bin)) => {
+            let remote = ssh_server_args(ssh, bin, spec)?;
+            let process = Process::spawn("server", Path::new(&ssh.program), cpus, |cmd| {
+                cmd.args(&remote);
+            })?;
+            ready(process, deadline, Some(ssh.ip))
+        }
+        (Site::Local, Program::External(e)) => {
+            let port = free_port()?;
+            let command = e.server_command(&spec.values("127.0.0.1", port))?;
+            let mut process = Process::spawn("server", Path::new(&command[0]), cpus, |cmd| {
+                cmd.args(&command[1..]);
+            })?;
+            let addr = SocketAddr::from(([127, 0, 0, 1], port));
+            process.wait_listening(addr, deadline)?;
+            let cpus = affinity_of(process.child.id());
+            Ok(Server {
+                process: Some(process),
+                addr,
+                cpus,
+            })
+        }
+        (Site::Ssh(_), Program::External(e)) => bail!(
+            "{} is external: start its server on the other host by hand and use --server",
+            e.name
+        ),
+    }
+}
+
+/// The server as its ready line says, at `host` when it runs on another one.
+fn ready(mut process: Process, deadline: Instant, host: Option<IpAddr>) -> Result<Server> {
+    let ready = match process.next_line(deadline, "server start")? {
         Line::Ready(ready) => ready,
         Line::Error(f) => return Err(failure("server", f)),
         other => bail!("server printed {other:?} instead of its ready line"),
     };
+    let addr = match host {
+        Some(ip) => SocketAddr::new(ip, ready.addr.port()),
+        None => ready.addr,
+    };
+    Ok(Server {
+        process: Some(process),
+        addr,
+        cpus: ready.cpus,
+    })
+}
 
-    let addr = ready.addr;
+fn our_client(spec: &Spec, bin: &Path, server: &mut Server) -> Result<Measurement> {
+    let addr = server.addr;
     let config = ClientConfig {
         connect: addr,
         threads: spec.threads,
@@ -95,9 +258,9 @@ pub fn run_once(spec: &Spec) -> Result<Measurement> {
         seconds: spec.seconds,
         latency: spec.latency,
     };
-    let mut client = Process::spawn("client", spec.client, &spec.placement.client_cpus, |cmd| {
+    let mut client = Process::spawn("client", bin, &spec.placement.client_cpus, |cmd| {
         cmd.args(["client", "--connect", &addr.to_string()])
-            .args(&shape)
+            .args(spec.shape())
             .args(["--connections", &spec.connections.to_string()])
             .args(["--warmup", &spec.warmup.as_secs_f64().to_string()])
             .args(["--seconds", &spec.seconds.as_secs_f64().to_string()])
@@ -108,16 +271,16 @@ pub fn run_once(spec: &Spec) -> Result<Measurement> {
     })?;
     // Both processes are sampled at the window's edges, as the client
     // announces them; each stage has its own deadline.
-    let pids = [server.child.id(), client.child.id()];
-    let sample = || pids.map(|pid| Sample::take(pid).ok());
+    let pids = [
+        server.process.as_ref().map(|p| p.child.id()),
+        Some(client.child.id()),
+    ];
+    let sample = || pids.map(|pid| Sample::take(pid?).ok());
     let (mut opened, mut closed) = (None, None);
     let mut stage = "connecting and warm-up";
     let mut deadline = Instant::now() + config.connect_deadline() + spec.warmup + MARGIN;
     let result = loop {
-        let line = client
-            .next_line(deadline, stage)
-            .map_err(|e| server.blamed_for(e))?;
-        match line {
+        match client.next_line(deadline, stage)? {
             Line::Window(Window::Open) => {
                 opened = Some(sample());
                 stage = "measurement window";
@@ -129,7 +292,7 @@ pub fn run_once(spec: &Spec) -> Result<Measurement> {
                 deadline = Instant::now() + config.drain_deadline() + MARGIN;
             }
             Line::Result(result) => break result,
-            Line::Error(f) => return Err(server.blamed_for(failure("client", f))),
+            Line::Error(f) => return Err(failure("client", f)),
             other => bail!("client printed {other:?} instead of its result"),
         }
     };
@@ -137,18 +300,11 @@ pub fn run_once(spec: &Spec) -> Result<Measurement> {
         (Some(a), Some(b)) => Some(a[side].as_ref()?.until(b[side].as_ref()?)),
         _ => None,
     };
-    let (server_usage, client_usage) = (usage(0), usage(1));
     let status = client.wait(EXIT_DEADLINE)?;
     ensure!(
         status.success(),
         "exit: client exited with {status} after its result"
     );
-    if let Some(status) = server.child.try_wait()? {
-        let stderr = server.stderr_tail();
-        bail!("server exited during the run ({status}){stderr}");
-    }
-    server.stop()?;
-
     ensure!(
         (result.threads, result.connections, result.block)
             == (spec.threads, spec.connections, spec.block),
@@ -158,11 +314,89 @@ pub fn run_once(spec: &Spec) -> Result<Measurement> {
         result.block
     );
     Ok(Measurement {
-        result,
-        server_usage,
-        client_usage,
-        server_cpus: ready.cpus,
+        server_usage: usage(0),
+        client_usage: usage(1),
+        server_cpus: server.cpus.clone(),
+        client: ClientMeasurement::Ours(result),
     })
+}
+
+/// An external client runs for its time and prints its throughput; the
+/// server is sampled over the client's whole run.
+fn external_client(spec: &Spec, e: &External, server: &mut Server) -> Result<Measurement> {
+    let host = server.addr.ip().to_string();
+    let values = spec.values(&host, server.addr.port());
+    let command = e.client_command(&values)?;
+    let server_pid = server.process.as_ref().map(|p| p.child.id());
+    let opened = server_pid.and_then(|pid| Sample::take(pid).ok());
+    let mut client = Process::spawn(
+        "client",
+        Path::new(&command[0]),
+        &spec.placement.client_cpus,
+        |cmd| {
+            cmd.args(&command[1..]);
+        },
+    )?;
+    let cpus = affinity_of(client.child.id());
+    let config = ClientConfig {
+        connect: server.addr,
+        threads: spec.threads,
+        connections: spec.connections,
+        block: spec.block,
+        window: spec.window,
+        warmup: Duration::ZERO,
+        seconds: spec.seconds,
+        latency: false,
+    };
+    let (status, stdout, stderr) = client.finish(Instant::now() + config.deadline() + MARGIN)?;
+    let closed = server_pid.and_then(|pid| Sample::take(pid).ok());
+    ensure!(
+        status.success(),
+        "client: {} exited with {status}; it printed: {}",
+        command[0],
+        format!("{stdout}{stderr}").trim()
+    );
+    Ok(Measurement {
+        client: ClientMeasurement::External {
+            bytes: e.bytes_read(&stdout, &stderr, values.seconds)?,
+            seconds: values.seconds,
+            cpus,
+        },
+        server_usage: opened.zip(closed).map(|(a, b)| a.until(&b)),
+        client_usage: None,
+        server_cpus: server.cpus.clone(),
+    })
+}
+
+/// A port free on loopback now, for an external server to listen on.
+fn free_port() -> Result<u16> {
+    let listener = TcpListener::bind("127.0.0.1:0").context("finding a free port")?;
+    Ok(listener.local_addr()?.port())
+}
+
+/// The CPUs a process may run on, as the kernel reports its affinity.
+fn affinity_of(pid: u32) -> Vec<usize> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|status| {
+            let list = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
+            cpu_list(list.trim()).ok()
+        })
+        .unwrap_or_default()
+}
+
+/// The arguments of ssh that start `bin`'s server on the other host, bound
+/// to the host's address; it stops when its stdin, which ssh forwards, closes.
+fn ssh_server_args(ssh: &Ssh, bin: &Path, spec: &Spec) -> Result<Vec<String>> {
+    let name = bin.file_name().context("a binary has no file name")?;
+    let remote_bin = ssh.bin_dir.join(name).to_string_lossy().into_owned();
+    let bind = SocketAddr::new(ssh.ip, 0).to_string();
+    let mut remote = vec![remote_bin, "server".into(), "--bind".into(), bind];
+    remote.extend(spec.shape());
+    remote.extend(["--work".into(), spec.work.to_string()]);
+    Ok(ssh.args(&remote))
 }
 
 /// The implementation cannot start on this machine: the cell gets no figure
@@ -301,6 +535,58 @@ impl Process {
             }
             thread::sleep(Duration::from_millis(5));
         }
+    }
+
+    /// Waits until `addr` accepts a connection: an external server has no
+    /// ready line.
+    fn wait_listening(&mut self, addr: SocketAddr, deadline: Instant) -> Result<()> {
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                let stderr = self.stderr_tail();
+                bail!("server start: the server exited ({status}){stderr}");
+            }
+            if TcpStream::connect_timeout(&addr, Duration::from_millis(100)).is_ok() {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                bail!(
+                    "server start: nothing listened on {addr} within {:.1} s; killed",
+                    READY_DEADLINE.as_secs_f64()
+                );
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Everything the process prints until it exits, within `deadline`.
+    fn finish(&mut self, deadline: Instant) -> Result<(ExitStatus, String, String)> {
+        let mut stdout = String::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    stdout.push_str(&line);
+                    stdout.push('\n');
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    bail!("the {} passed its deadline; killed", self.role)
+                }
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        let status = self.wait(EXIT_DEADLINE)?;
+        let stderr = self
+            .stderr
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default();
+        Ok((status, stdout, stderr))
+    }
+
+    /// Stops a program that serves until killed: SIGTERM to its group.
+    fn terminate(&mut self) -> Result<()> {
+        let _ = killpg(Pid::from_raw(self.child.id() as i32), Signal::SIGTERM);
+        self.wait(EXIT_DEADLINE).map(drop)
     }
 
     /// Closes the server's stdin, its signal to stop, and waits for it.

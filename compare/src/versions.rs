@@ -11,15 +11,11 @@ use anyhow::{Context, Result, anyhow, bail};
 use toml_edit::{DocumentMut, Item, value};
 
 use crate::binaries::{self, BuildError, Located};
-use crate::implementations::Variant;
+use crate::implementations::Implementation;
 
-/// Builds `variant` (which is pinned) and reads the version cargo resolved.
-pub fn build(root: &Path, variant: &Variant) -> Result<Located> {
-    let base = variant.base;
-    let version = variant
-        .pinned
-        .as_deref()
-        .ok_or_else(|| anyhow!("{} names no version", variant.name()))?;
+/// Builds `base` against `version` of its crate and reads the version cargo resolved.
+pub fn build(root: &Path, base: &Implementation, version: &str) -> Result<Located> {
+    let name = format!("{}@{version}", base.name);
     let adapter = root
         .join("runtimes")
         .join(base.package.trim_start_matches("pingpong-"));
@@ -34,7 +30,7 @@ pub fn build(root: &Path, variant: &Variant) -> Result<Located> {
         dir.display()
     );
     prepare(root, &adapter, &dir, base.krate, version)
-        .with_context(|| format!("preparing the build of {}", variant.name()))?;
+        .with_context(|| format!("preparing the build of {}", name))?;
     let built = binaries::build(&dir, Some(&dir.join("target")), &[base]).map_err(|e| match e {
         BuildError::Compile(error) => anyhow!(
             "the {} adapter does not compile against {} {version}:\n{error}",
@@ -52,7 +48,7 @@ pub fn build(root: &Path, variant: &Variant) -> Result<Located> {
     if resolved != version {
         bail!(
             "{} resolved to {} {resolved}, not {version}",
-            variant.name(),
+            name,
             base.krate
         );
     }

@@ -38,14 +38,31 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(0x79, 0x70, 0x6e),
 ];
 
+/// External implementations, in the order a run names them.
+const EXTERNAL: [RGBColor; 3] = [
+    RGBColor(0x22, 0x22, 0x22),
+    RGBColor(0x17, 0xbe, 0xcf),
+    RGBColor(0xbc, 0xbd, 0x22),
+];
+
 /// The implementation's colour; where a run has several versions of one
 /// implementation (tokio@1.47.0, tokio), each after the first is darker.
 fn color_of(view: &View, runtime: &str) -> RGBColor {
     let base = |name: &str| name.split('@').next().unwrap_or_default().to_string();
-    let RGBColor(r, g, b) = implementations::ALL
-        .iter()
-        .position(|i| i.name == base(runtime))
-        .map_or(RGBColor(0x33, 0x33, 0x33), |i| PALETTE[i % PALETTE.len()]);
+    let ours = |name: &str| {
+        implementations::ALL
+            .iter()
+            .position(|i| i.name == base(name))
+    };
+    let RGBColor(r, g, b) = match ours(runtime) {
+        Some(i) => PALETTE[i % PALETTE.len()],
+        None => {
+            let runtimes = view.runtimes();
+            let externals = runtimes.iter().filter(|name| ours(name).is_none());
+            let i = externals.take_while(|name| *name != runtime).count();
+            EXTERNAL[i % EXTERNAL.len()]
+        }
+    };
     let shade = view
         .runtimes()
         .iter()

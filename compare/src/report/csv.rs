@@ -99,8 +99,11 @@ fn record(cell: &Cell, run: Option<&Run>) -> Vec<String> {
         number(run.map(|r| r.messages_per_s)),
         text(run.map(|r| r.bytes.to_string())),
         number(run.map(|r| r.seconds)),
-        number(run.map(|r| r.connect_seconds)),
-        text(run.map(|r| r.verified_connections.to_string())),
+        number(run.and_then(|r| r.connect_seconds)),
+        text(
+            run.and_then(|r| r.verified_connections)
+                .map(|v| v.to_string()),
+        ),
         number(run.and_then(|r| r.fairness)),
         text(
             run.and_then(|r| r.starved_connections)

@@ -354,39 +354,52 @@ pub fn report_sections(views: &[View], reference: &str) -> Vec<(String, Vec<Grid
 
 /// What the marks mean (only those in use), then every cell without a figure.
 pub fn notes(results: &Results) -> Vec<String> {
-    {
-        let mut notes = Vec::new();
-        if results.cells.iter().any(|c| c.placement.oversubscribed) {
-            notes.push(format!(
-                "* oversubscribed: more threads than CPUs per side ({} CPUs here); these figures \
-                 measure contention for cores as much as the runtime",
-                results.host.cpus.len()
-            ));
-        }
-        if results.cells.iter().any(|c| !c.threads_matter) {
-            notes.push("† one thread per connection: the thread count has no effect".into());
-        }
-        if results.cells.iter().any(|c| c.noisy) {
-            notes.push(format!(
-                "~ noisy: the runs' max exceeds their min by more than {}%; compare such cells with care",
-                results.config.noisy_percent.unwrap_or(10.0)
-            ));
-        }
-        notes.push(DETAIL_LEGEND.into());
-        for c in results.cells.iter().filter(|c| c.status != Status::Ok) {
-            notes.push(format!(
-                "{} at {} thread{}, {} connection{}: {}: {}",
-                c.runtime,
-                c.threads,
-                plural(c.threads),
-                c.connections,
-                plural(c.connections),
-                status(c.status),
-                c.error.as_deref().unwrap_or("no reason recorded")
-            ));
-        }
-        notes
+    let mut notes = Vec::new();
+    if results.cells.iter().any(|c| c.placement.oversubscribed) {
+        notes.push(format!(
+            "* oversubscribed: more threads than CPUs per side ({} CPUs here); these figures \
+             measure contention for cores as much as the runtime",
+            results.host.cpus.len()
+        ));
     }
+    if results.cells.iter().any(|c| !c.threads_matter) {
+        notes.push("† one thread per connection: the thread count has no effect".into());
+    }
+    if results.cells.iter().any(|c| c.noisy) {
+        notes.push(format!(
+            "~ noisy: the runs' max exceeds their min by more than {}%; compare such cells with care",
+            results.config.noisy_percent.unwrap_or(10.0)
+        ));
+    }
+    for e in &results.config.externals {
+        let own_client = results.cells.iter().any(|c| c.client == e.name);
+        notes.push(format!(
+            "{} (external, version {}): {}{}",
+            e.name,
+            e.version,
+            e.model,
+            if own_client {
+                "; where its own client measured, the figure is its throughput over its whole \
+                 run, connecting included, and the other figures are absent"
+            } else {
+                ""
+            }
+        ));
+    }
+    notes.push(DETAIL_LEGEND.into());
+    for c in results.cells.iter().filter(|c| c.status != Status::Ok) {
+        notes.push(format!(
+            "{} at {} thread{}, {} connection{}: {}: {}",
+            c.runtime,
+            c.threads,
+            plural(c.threads),
+            c.connections,
+            plural(c.connections),
+            status(c.status),
+            c.error.as_deref().unwrap_or("no reason recorded")
+        ));
+    }
+    notes
 }
 
 const DETAIL_HEADER: [&str; 13] = [

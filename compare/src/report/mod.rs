@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
 
-use crate::results::Results;
+use crate::results::{Host, Remote, Results};
 use grid::View;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -147,10 +147,52 @@ fn summary(results: &Results) -> Result<String> {
         "schema": results.schema,
         "suite": results.suite,
         "host": results.host,
+        "server_host": results.server_host,
         "config": results.config,
         "cells": cells,
     });
     Ok(serde_json::to_string_pretty(&summary)? + "\n")
+}
+
+/// A machine in one line, as far as it was recorded.
+fn describe(host: &Host) -> String {
+    let cpus = host.cpus.len();
+    [
+        host.cpu_model.clone(),
+        host.logical_cpus.map(|n| match cpus {
+            0 => format!("{n} logical CPUs"),
+            used => format!("{n} logical CPUs, {used} used"),
+        }),
+        host.physical_cores.map(|n| format!("{n} cores")),
+        host.memory_kib
+            .map(|k| format!("{:.0} GiB", k as f64 / (1 << 20) as f64)),
+        host.kernel.as_ref().map(|k| format!("Linux {k}")),
+        host.io_uring
+            .map(|ok| format!("io_uring {}", if ok { "available" } else { "unavailable" })),
+        host.somaxconn.map(|s| format!("somaxconn {s}")),
+        host.nofile_hard.map(|n| format!("open files {n}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join(", ")
+}
+
+/// Where the servers ran, when not beside the clients.
+fn servers(results: &Results) -> Option<String> {
+    Some(match results.config.remote.as_ref()? {
+        Remote::Given { address } => format!(
+            "already running at {address}, started by hand (its threads, block and work as started)"
+        ),
+        Remote::Ssh { url, .. } => {
+            let host = results.server_host.clone().unwrap_or_default();
+            format!(
+                "started over ssh at {url}, on {}: {}",
+                host.name.as_deref().unwrap_or("a host not named"),
+                describe(&host)
+            )
+        }
+    })
 }
 
 /// What every human-readable report opens with: the machine, the versions,
@@ -168,23 +210,7 @@ impl Header {
         let config = &results.config;
         let unknown = || "not recorded".to_string();
         let cpus = host.cpus.len();
-        let machine = [
-            host.cpu_model.clone(),
-            host.logical_cpus
-                .map(|n| format!("{n} logical CPUs, {cpus} used")),
-            host.physical_cores.map(|n| format!("{n} cores")),
-            host.memory_kib
-                .map(|k| format!("{:.0} GiB", k as f64 / (1 << 20) as f64)),
-            host.kernel.as_ref().map(|k| format!("Linux {k}")),
-            host.io_uring
-                .map(|ok| format!("io_uring {}", if ok { "available" } else { "unavailable" })),
-            host.somaxconn.map(|s| format!("somaxconn {s}")),
-            host.nofile_hard.map(|n| format!("open files {n}")),
-        ]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join(", ");
+        let machine = describe(host);
         let versions = {
             let mut seen = Vec::new();
             for c in &results.cells {
@@ -195,7 +221,7 @@ impl Header {
             }
             seen.join(", ")
         };
-        let lines = vec![
+        let mut lines = vec![
             (
                 "Date".into(),
                 format!(
@@ -248,6 +274,9 @@ impl Header {
             ),
             ("Command".into(), config.command.clone()),
         ];
+        if let Some(servers) = servers(results) {
+            lines.insert(2, ("Servers".into(), servers));
+        }
         Self {
             title: format!(
                 "pingpong: {} implementation(s) on {cpus} CPUs",

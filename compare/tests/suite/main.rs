@@ -4,6 +4,7 @@
 mod check;
 mod common;
 mod errors;
+mod external;
 mod faults;
 mod interop;
 mod report;

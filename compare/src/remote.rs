@@ -1,0 +1,196 @@
+//! Servers on another host: one already running (`--server HOST:PORT`), or
+//! one started there over ssh for every repetition (`--remote ssh://HOST`).
+
+use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail, ensure};
+
+use crate::results::{Host, Remote};
+use crate::runner::Site;
+
+/// The environment variable that replaces `ssh` (with options), as
+/// GIT_SSH_COMMAND does for git: `ssh -F ./ssh_config`, say.
+pub const SSH_COMMAND: &str = "COMPARE_SSH_COMMAND";
+
+/// A host reached over ssh, where the same binaries lie in `bin_dir`.
+pub struct Ssh {
+    /// The ssh program and its options (`COMPARE_SSH_COMMAND`, else `ssh`).
+    pub program: String,
+    pub options: Vec<String>,
+    /// `[USER@]HOST`, and the port when given.
+    pub destination: String,
+    pub port: Option<u16>,
+    /// The host's address, as resolved here: the server binds it, the client connects to it.
+    pub ip: IpAddr,
+    /// Where the `pingpong-<name>` binaries lie on that host.
+    pub bin_dir: PathBuf,
+}
+
+/// The record of `--server` or `--remote` and `--remote-bin-dir`.
+pub fn record(
+    server: Option<&str>,
+    remote: Option<&str>,
+    bin_dir: Option<&Path>,
+) -> Option<Remote> {
+    match (server, remote) {
+        (Some(address), _) => Some(Remote::Given {
+            address: address.into(),
+        }),
+        (None, Some(url)) => Some(Remote::Ssh {
+            url: url.into(),
+            bin_dir: bin_dir.map(|d| d.to_string_lossy().into_owned()),
+        }),
+        (None, None) => None,
+    }
+}
+
+/// Where the servers of a run go, checked: a given server must accept a
+/// connection now; an ssh host must answer, and is described. Without
+/// --remote-bin-dir, the binaries lie in `local_bins` there as here.
+pub fn site(remote: Option<&Remote>, local_bins: &Path) -> Result<(Site, Option<Host>)> {
+    match remote {
+        None => Ok((Site::Local, None)),
+        Some(Remote::Given { address }) => {
+            let addr = resolve(address)?;
+            TcpStream::connect_timeout(&addr, Duration::from_secs(5)).with_context(|| {
+                format!(
+                    "--server {address}: nothing accepts connections at {addr}; start the \
+                     server there first (pingpong-<name> server --bind ADDR --threads N --block B)"
+                )
+            })?;
+            Ok((Site::Given(addr), None))
+        }
+        Some(Remote::Ssh { url, bin_dir }) => {
+            let bin_dir = bin_dir
+                .as_ref()
+                .map_or(local_bins.to_path_buf(), PathBuf::from);
+            let ssh = Ssh::parse(url, bin_dir)?;
+            let host = ssh.describe()?;
+            Ok((Site::Ssh(ssh), Some(host)))
+        }
+    }
+}
+
+fn resolve(address: &str) -> Result<SocketAddr> {
+    address
+        .to_socket_addrs()
+        .with_context(|| format!("--server {address}: expected HOST:PORT"))?
+        .next()
+        .with_context(|| format!("--server {address}: the host has no address"))
+}
+
+impl Ssh {
+    /// Parses `ssh://[USER@]HOST[:PORT]`.
+    fn parse(url: &str, bin_dir: PathBuf) -> Result<Self> {
+        let rest = url
+            .strip_prefix("ssh://")
+            .with_context(|| format!("--remote {url:?}: expected ssh://[USER@]HOST[:PORT]"))?;
+        // An IPv6 host comes in brackets, so that its colons are not a port's.
+        let (destination, port) = match rest.rsplit_once("]:") {
+            Some((d, p)) => (format!("{d}]"), Some(p)),
+            None if rest.ends_with(']') || rest.matches(':').count() != 1 => (rest.into(), None),
+            None => rest
+                .split_once(':')
+                .map(|(d, p)| (d.to_string(), Some(p)))
+                .unwrap_or_default(),
+        };
+        let port = port
+            .map(|p| p.parse::<u16>())
+            .transpose()
+            .with_context(|| format!("--remote {url:?}: the port is not a number"))?;
+        let destination = destination.replace(['[', ']'], "");
+        let host = destination.rsplit('@').next().unwrap_or_default();
+        ensure!(!host.is_empty(), "--remote {url:?} names no host");
+        let ip = (host, 0)
+            .to_socket_addrs()
+            .with_context(|| format!("--remote {url:?}: cannot resolve {host}"))?
+            .next()
+            .with_context(|| format!("--remote {url:?}: {host} has no address"))?
+            .ip();
+        let command = std::env::var(SSH_COMMAND).unwrap_or_else(|_| "ssh".into());
+        let mut words = shlex::split(&command)
+            .filter(|w| !w.is_empty())
+            .with_context(|| format!("{SSH_COMMAND} {command:?} is not a command line"))?;
+        let program = words.remove(0);
+        Ok(Self {
+            program,
+            options: words,
+            destination,
+            port,
+            ip,
+            bin_dir,
+        })
+    }
+
+    /// ssh's arguments that run `words` there, quoted for the remote shell.
+    pub fn args(&self, words: &[String]) -> Vec<String> {
+        let mut args = self.options.clone();
+        args.extend(["-o".into(), "BatchMode=yes".into()]);
+        if let Some(port) = self.port {
+            args.extend(["-p".into(), port.to_string()]);
+        }
+        args.extend([self.destination.clone(), "--".into()]);
+        args.push(shlex::try_join(words.iter().map(String::as_str)).unwrap_or_default());
+        args
+    }
+
+    /// The other host, as it describes itself; fails when ssh cannot reach it.
+    fn describe(&self) -> Result<Host> {
+        let script = "uname -n; uname -r; nproc; \
+                      sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1; \
+                      sed -n 's/^MemTotal: *\\([0-9]*\\) kB/\\1/p' /proc/meminfo";
+        let out = Command::new(&self.program)
+            .args(self.args(&["sh".into(), "-c".into(), script.into()]))
+            .output()
+            .with_context(|| format!("starting {}", self.program))?;
+        if !out.status.success() {
+            bail!(
+                "--remote: {} {} failed ({}): {}",
+                self.program,
+                self.destination,
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        let line = |i: usize| {
+            lines
+                .get(i)
+                .filter(|l| !l.is_empty())
+                .map(|l| l.to_string())
+        };
+        Ok(Host {
+            name: line(0),
+            kernel: line(1),
+            logical_cpus: line(2).and_then(|n| n.parse().ok()),
+            cpu_model: line(3),
+            memory_kib: line(4).and_then(|n| n.parse().ok()),
+            ..Host::default()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ssh_urls_give_destination_and_port() {
+        let ssh = Ssh::parse("ssh://bench@127.0.0.1:2222", "/opt/bin".into()).unwrap();
+        assert_eq!(
+            (ssh.destination.as_str(), ssh.port, ssh.ip.to_string()),
+            ("bench@127.0.0.1", Some(2222), "127.0.0.1".into())
+        );
+        let ssh = Ssh::parse("ssh://[::1]", "/opt/bin".into()).unwrap();
+        assert_eq!((ssh.port, ssh.ip.to_string()), (None, "::1".into()));
+        let args = ssh.args(&["/opt/my bin/x".into(), "server".into()]);
+        assert_eq!(args[args.len() - 1], "'/opt/my bin/x' server");
+        for bad in ["http://host", "ssh://", "ssh://host:port"] {
+            assert!(Ssh::parse(bad, "/".into()).is_err(), "{bad}");
+        }
+    }
+}
