@@ -139,6 +139,23 @@ impl Pin {
     }
 }
 
+impl Pin {
+    /// Where the client of a load runs when the server runs on another host:
+    /// the CPUs are all the client's, and no server CPUs are recorded.
+    pub fn place_client(&self, cpus: &[usize], threads: usize) -> Placement {
+        let client_cpus = match self {
+            Self::Auto => cpus[..threads.min(cpus.len())].to_vec(),
+            Self::None => cpus.to_vec(),
+            Self::Fixed { client, .. } => client.clone(),
+        };
+        Placement {
+            server_cpus: Vec::new(),
+            oversubscribed: threads > client_cpus.len(),
+            client_cpus,
+        }
+    }
+}
+
 /// Disjoint CPU sets for server and client, `threads` each when there are
 /// enough CPUs, else half the CPUs each; one CPU is shared by both.
 fn place(cpus: &[usize], threads: usize) -> Placement {
@@ -168,6 +185,15 @@ pub fn cpu_set(cpus: &[usize]) -> Result<CpuSet> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_client_alone_gets_the_cpus_its_threads_need() {
+        let p = Pin::Auto.place_client(&[0, 1], 1);
+        assert_eq!((p.client_cpus, p.server_cpus), (vec![0], vec![]));
+        let p = Pin::Auto.place_client(&[0, 1], 2);
+        assert_eq!((p.client_cpus, p.oversubscribed), (vec![0, 1], false));
+        assert!(Pin::Auto.place_client(&[0, 1], 3).oversubscribed);
+    }
 
     #[test]
     fn two_cpus_put_one_thread_on_each() {

@@ -121,11 +121,12 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
              what it was started with"
         ));
     }
-    if config
-        .loads
-        .iter()
-        .any(|l| plan.pin.place(&cpus, l.threads).oversubscribed)
-    {
+    // With the server on another host, every CPU here is the client's.
+    let place = |threads| match site {
+        Site::Local => plan.pin.place(&cpus, threads),
+        _ => plan.pin.place_client(&cpus, threads),
+    };
+    if config.loads.iter().any(|l| place(l.threads).oversubscribed) {
         progress.note(&format!(
             "note: {} CPUs available: loads with more threads than CPUs per side are oversubscribed (marked *)",
             cpus.len()
@@ -144,7 +145,7 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
         .into_iter()
         .flat_map(|w| config.loads.iter().map(move |l| (w, *l)));
     'matrix: for (workload, load) in matrix {
-        let placement = plan.pin.place(&cpus, load.threads);
+        let placement = place(load.threads);
         let cells: Vec<usize> = plan
             .servers
             .iter()

@@ -101,8 +101,10 @@ pub enum ClientMeasurement {
 
 /// A server that accepts connections.
 struct Server {
-    /// Absent for a server started by hand.
+    /// Absent for a server started by hand; ssh, for one on another host.
     process: Option<Process>,
+    /// The server's process id, where it runs on this host and can be sampled.
+    pid: Option<u32>,
     addr: SocketAddr,
     cpus: Vec<usize>,
 }
@@ -188,6 +190,7 @@ fn start_server(spec: &Spec) -> Result<Server> {
     match (spec.site, spec.server) {
         (Site::Given(addr), _) => Ok(Server {
             process: None,
+            pid: None,
             addr: *addr,
             cpus: Vec::new(),
         }),
@@ -214,11 +217,12 @@ fn start_server(spec: &Spec) -> Result<Server> {
             })?;
             let addr = SocketAddr::from(([127, 0, 0, 1], port));
             process.wait_listening(addr, deadline)?;
-            let cpus = affinity_of(process.child.id());
+            let pid = process.child.id();
             Ok(Server {
                 process: Some(process),
+                pid: Some(pid),
+                cpus: affinity_of(pid),
                 addr,
-                cpus,
             })
         }
         (Site::Ssh(_), Program::External(e)) => bail!(
@@ -235,12 +239,13 @@ fn ready(mut process: Process, deadline: Instant, host: Option<IpAddr>) -> Resul
         Line::Error(f) => return Err(failure("server", f)),
         other => bail!("server printed {other:?} instead of its ready line"),
     };
-    let addr = match host {
-        Some(ip) => SocketAddr::new(ip, ready.addr.port()),
-        None => ready.addr,
+    let (addr, pid) = match host {
+        Some(ip) => (SocketAddr::new(ip, ready.addr.port()), None),
+        None => (ready.addr, Some(process.child.id())),
     };
     Ok(Server {
         process: Some(process),
+        pid,
         addr,
         cpus: ready.cpus,
     })
@@ -271,10 +276,7 @@ fn our_client(spec: &Spec, bin: &Path, server: &mut Server) -> Result<Measuremen
     })?;
     // Both processes are sampled at the window's edges, as the client
     // announces them; each stage has its own deadline.
-    let pids = [
-        server.process.as_ref().map(|p| p.child.id()),
-        Some(client.child.id()),
-    ];
+    let pids = [server.pid, Some(client.child.id())];
     let sample = || pids.map(|pid| Sample::take(pid?).ok());
     let (mut opened, mut closed) = (None, None);
     let mut stage = "connecting and warm-up";
@@ -327,7 +329,7 @@ fn external_client(spec: &Spec, e: &External, server: &mut Server) -> Result<Mea
     let host = server.addr.ip().to_string();
     let values = spec.values(&host, server.addr.port());
     let command = e.client_command(&values)?;
-    let server_pid = server.process.as_ref().map(|p| p.child.id());
+    let server_pid = server.pid;
     let opened = server_pid.and_then(|pid| Sample::take(pid).ok());
     let mut client = Process::spawn(
         "client",
@@ -438,16 +440,19 @@ impl Process {
         cpus: &[usize],
         args: impl FnOnce(&mut Command),
     ) -> Result<Self> {
-        let set = cpu_set(cpus)?;
         let mut cmd = Command::new(bin);
         args(&mut cmd);
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
-        // SAFETY: sched_setaffinity is a plain system call, safe between fork and exec.
-        unsafe {
-            cmd.pre_exec(move || Ok(sched_setaffinity(Pid::from_raw(0), &set)?));
+        // No CPUs: not pinned (ssh, for a server on another host).
+        if !cpus.is_empty() {
+            let set = cpu_set(cpus)?;
+            // SAFETY: sched_setaffinity is a plain system call, safe between fork and exec.
+            unsafe {
+                cmd.pre_exec(move || Ok(sched_setaffinity(Pid::from_raw(0), &set)?));
+            }
         }
         let mut child = cmd
             .spawn()

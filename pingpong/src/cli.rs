@@ -36,6 +36,10 @@ pub struct ServerArgs {
     /// Units of deterministic CPU work per block echoed.
     #[arg(long, default_value_t = 0)]
     pub work: u64,
+    /// Serve until killed (SIGTERM), not until stdin closes: for a server
+    /// started by hand in the background for `compare run --server`.
+    #[arg(long)]
+    pub until_killed: bool,
 }
 
 #[derive(Debug, Args)]
@@ -95,6 +99,7 @@ impl From<ServerArgs> for ServerConfig {
             threads: a.shape.threads as usize,
             block: a.shape.block as usize,
             work: a.work,
+            until_killed: a.until_killed,
         }
     }
 }

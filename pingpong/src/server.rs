@@ -26,6 +26,9 @@ pub struct ServerConfig {
     pub block: usize,
     /// Units of CPU work per block echoed (see [`crate::work`]).
     pub work: u64,
+    /// Serve until killed, whatever stdin does: a server started by hand
+    /// in the background, where stdin may be /dev/null.
+    pub until_killed: bool,
 }
 
 /// What a runtime serves: bound, non-blocking listeners (one, or one per
@@ -108,7 +111,7 @@ fn backlog_in_force() -> u32 {
 }
 
 /// Binds, starts the runtime, prints the ready line once every listener is
-/// served, and serves until stdin closes.
+/// served, and serves until stdin closes (or, `until_killed`, until killed).
 pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
     limits::raise_nofile(0)?;
     work::set(config.work);
@@ -159,14 +162,16 @@ pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
     })
     .print();
 
-    thread::Builder::new()
-        .name("stdin".into())
-        .spawn(move || {
-            // Anything but end of input is ignored: closing stdin is the stop signal.
-            let _ = io::copy(&mut io::stdin().lock(), &mut io::sink());
-            let _ = events.send(Event::StdinClosed);
-        })
-        .map_err(ServerError::Runtime)?;
+    if !config.until_killed {
+        thread::Builder::new()
+            .name("stdin".into())
+            .spawn(move || {
+                // Anything but end of input is ignored: closing stdin is the stop signal.
+                let _ = io::copy(&mut io::stdin().lock(), &mut io::sink());
+                let _ = events.send(Event::StdinClosed);
+            })
+            .map_err(ServerError::Runtime)?;
+    }
     loop {
         match rx.recv() {
             Ok(Event::StdinClosed) | Err(_) => return Ok(()),

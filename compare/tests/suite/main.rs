@@ -9,6 +9,7 @@ mod faults;
 mod interop;
 mod report;
 mod run;
+mod two_hosts;
 mod unavailable;
 mod workloads;
 
