@@ -138,12 +138,14 @@ pub fn run_once(spec: &Spec) -> Result<Measurement> {
 
 impl Spec<'_> {
     /// The shape options both of our binaries take.
-    fn shape(&self) -> [String; 4] {
+    fn shape(&self) -> [String; 6] {
         [
             "--threads".into(),
             self.threads.to_string(),
             "--block".into(),
             self.block.to_string(),
+            "--window".into(),
+            self.window.to_string(),
         ]
     }
 
@@ -268,8 +270,7 @@ fn our_client(spec: &Spec, bin: &Path, server: &mut Server) -> Result<Measuremen
             .args(spec.shape())
             .args(["--connections", &spec.connections.to_string()])
             .args(["--warmup", &spec.warmup.as_secs_f64().to_string()])
-            .args(["--seconds", &spec.seconds.as_secs_f64().to_string()])
-            .args(["--window", &spec.window.to_string()]);
+            .args(["--seconds", &spec.seconds.as_secs_f64().to_string()]);
         if !spec.latency {
             cmd.arg("--no-latency");
         }

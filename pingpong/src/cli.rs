@@ -61,9 +61,6 @@ pub struct ClientArgs {
     /// Do not record round-trip times.
     #[arg(long)]
     pub no_latency: bool,
-    /// Blocks in flight per connection (pipelining).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
-    pub window: u32,
 }
 
 /// What both sides agree on.
@@ -72,9 +69,29 @@ pub struct Shape {
     /// Threads (executors, event loops) this process runs.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub threads: u32,
-    /// Bytes each connection keeps in flight.
+    /// Bytes per block.
     #[arg(long, default_value_t = 16384, value_parser = clap::value_parser!(u32).range(1..=crate::protocol::MAX_BLOCK as i64))]
     pub block: u32,
+    /// Blocks in flight per connection (pipelining); a server reads a
+    /// whole window at a time.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub window: u32,
+}
+
+impl Shape {
+    /// Fails when the bytes in flight per connection exceed what one connection may hold.
+    fn check(&self) -> Result<(), String> {
+        let bytes = self.block as usize * self.window as usize;
+        if bytes > crate::protocol::MAX_BLOCK {
+            return Err(format!(
+                "--block {} with --window {} puts {bytes} bytes in flight per connection; the most is {}",
+                self.block,
+                self.window,
+                crate::protocol::MAX_BLOCK
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Parses seconds: finite, and positive or non-negative.
@@ -98,6 +115,7 @@ impl From<ServerArgs> for ServerConfig {
             bind: a.bind,
             threads: a.shape.threads as usize,
             block: a.shape.block as usize,
+            window: a.shape.window as usize,
             work: a.work,
             until_killed: a.until_killed,
         }
@@ -114,34 +132,38 @@ impl From<ClientArgs> for ClientConfig {
             warmup: Duration::from_secs_f64(a.warmup),
             seconds: Duration::from_secs_f64(a.seconds),
             latency: !a.no_latency,
-            window: a.window as usize,
+            window: a.shape.window as usize,
         }
     }
 }
 
 /// The whole `main` of a runtime binary.
 pub fn main<R: Runtime>() -> ExitCode {
+    let command = Cli::parse().command;
+    let shape = match &command {
+        Command::Server(args) => &args.shape,
+        Command::Client(args) => &args.shape,
+    };
     let setup = deny::apply_from_env()
         .map_err(|e| format!("cannot apply {}: {e}", deny::ENV))
-        .and_then(|()| fault::init());
-    let outcome = match setup {
-        Err(message) => Err(Failure {
+        .and_then(|()| fault::init())
+        .and_then(|()| shape.check())
+        .map_err(|message| Failure {
             message,
             unavailable: None,
+        });
+    let outcome = setup.and_then(|()| match command {
+        Command::Server(args) => server::run::<R>(args.into()).map_err(|e| Failure {
+            message: e.to_string(),
+            unavailable: e.unavailable().map(Into::into),
         }),
-        Ok(()) => match Cli::parse().command {
-            Command::Server(args) => server::run::<R>(args.into()).map_err(|e| Failure {
+        Command::Client(args) => client::run::<R>(args.into())
+            .map(|result| Line::Result(result).print())
+            .map_err(|e| Failure {
                 message: e.to_string(),
                 unavailable: e.unavailable().map(Into::into),
             }),
-            Command::Client(args) => client::run::<R>(args.into())
-                .map(|result| Line::Result(result).print())
-                .map_err(|e| Failure {
-                    message: e.to_string(),
-                    unavailable: e.unavailable().map(Into::into),
-                }),
-        },
-    };
+    });
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {

@@ -11,6 +11,7 @@ use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::fault::{self, Fault};
 use crate::report::{Line, Ready as ReadyLine};
+use crate::session::Echo;
 use crate::{ListenerModel, Runtime, Unavailable, limits, work};
 
 /// Asked of listen(2); the kernel caps it at net.core.somaxconn.
@@ -24,6 +25,8 @@ pub struct ServerConfig {
     pub bind: SocketAddr,
     pub threads: usize,
     pub block: usize,
+    /// Blocks a client keeps in flight per connection.
+    pub window: usize,
     /// Units of CPU work per block echoed (see [`crate::work`]).
     pub work: u64,
     /// Serve until killed, whatever stdin does: a server started by hand
@@ -32,11 +35,11 @@ pub struct ServerConfig {
 }
 
 /// What a runtime serves: bound, non-blocking listeners (one, or one per
-/// thread) and the size of the echo buffer.
+/// thread) and how each connection echoes.
 pub struct Server {
     pub listeners: Vec<TcpListener>,
     pub threads: usize,
-    pub block: usize,
+    pub echo: Echo,
     pub ready: Ready,
 }
 
@@ -129,7 +132,10 @@ pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
     let server = Server {
         listeners,
         threads: config.threads,
-        block: config.block,
+        echo: Echo {
+            block: config.block,
+            buffer: config.block * config.window,
+        },
         ready: Ready(events.clone()),
     };
     let ended = events.clone();

@@ -10,11 +10,21 @@ use crate::protocol::{Next, Session, SessionError};
 use crate::server::Ready;
 use crate::{fault, work};
 
+/// How a server connection echoes: the block, the unit of the work per
+/// block, and the buffer it reads into, which holds every byte a client
+/// can have in flight (`window` blocks): pipelined blocks are read, and
+/// echoed, together.
+#[derive(Debug, Clone, Copy)]
+pub struct Echo {
+    pub block: usize,
+    pub buffer: usize,
+}
+
 /// Echoes every byte it reads, as soon as it reads it, until end of stream.
 ///
 /// An error ends the connection quietly: the client sees it and reports it.
-pub async fn echo<S: Stream>(mut stream: S, block: usize) {
-    let mut buf = Vec::with_capacity(block);
+pub async fn echo<S: Stream>(mut stream: S, shape: Echo) {
+    let mut buf = Vec::with_capacity(shape.buffer);
     let mut echoed = 0;
     loop {
         let (read, mut b) = stream.read(buf).await;
@@ -22,7 +32,7 @@ pub async fn echo<S: Stream>(mut stream: S, block: usize) {
             Ok(0) | Err(_) => return,
             Ok(n) => n,
         };
-        before_echo(&mut b[..n], echoed, block);
+        before_echo(&mut b[..n], echoed, shape.block);
         echoed += n as u64;
         let (written, b) = stream.write_all(b, n).await;
         buf = b;

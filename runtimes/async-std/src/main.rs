@@ -43,7 +43,7 @@ impl pingpong::Runtime for GlobalExecutor {
             &server.ready,
             async || nodelay(listener.accept().await?.0),
             |stream| {
-                task::spawn(session::echo(stream, server.block));
+                task::spawn(session::echo(stream, server.echo));
             },
         ))
     }

@@ -63,7 +63,7 @@ impl pingpong::Runtime for PerThread {
     const LISTENERS: ListenerModel = ListenerModel::PerThread;
 
     fn serve(server: Server) -> io::Result<()> {
-        let (block, ready) = (server.block, &server.ready);
+        let (echo, ready) = (server.echo, &server.ready);
         on_threads("server", server.listeners, |listener| {
             runtime()?.block_on(async {
                 let listener = TcpListener::from_std(listener)?;
@@ -71,7 +71,7 @@ impl pingpong::Runtime for PerThread {
                     ready,
                     async || Tcp::accept(&listener).await,
                     |stream| {
-                        spawn(session::echo(stream, block)).detach();
+                        spawn(session::echo(stream, echo)).detach();
                     },
                 )
                 .await

@@ -36,7 +36,7 @@ impl pingpong::Runtime for ThreadPerCore {
     const LISTENERS: ListenerModel = ListenerModel::PerThread;
 
     fn serve(server: Server) -> io::Result<()> {
-        let (block, ready) = (server.block, &server.ready);
+        let (echo, ready) = (server.echo, &server.ready);
         on_threads("server", server.listeners, |listener| {
             executor()?.run(async {
                 // SAFETY: the descriptor comes from a bound, listening socket given up here.
@@ -45,7 +45,7 @@ impl pingpong::Runtime for ThreadPerCore {
                     ready,
                     async || nodelay(listener.accept().await?),
                     |stream| {
-                        spawn_local(session::echo(stream, block)).detach();
+                        spawn_local(session::echo(stream, echo)).detach();
                     },
                 )
                 .await

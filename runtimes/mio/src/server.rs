@@ -5,13 +5,14 @@ use std::io;
 use mio::net::TcpListener;
 use mio::{Events, Interest, Poll, Token};
 use pingpong::server::Ready;
+use pingpong::session::Echo;
 use slab::Slab;
 
 use crate::pipe::Pipe;
 
 const LISTENER: Token = Token(usize::MAX);
 
-pub fn event_loop(listener: std::net::TcpListener, block: usize, ready: &Ready) -> io::Result<()> {
+pub fn event_loop(listener: std::net::TcpListener, shape: Echo, ready: &Ready) -> io::Result<()> {
     let mut poll = Poll::new()?;
     let mut listener = TcpListener::from_std(listener);
     poll.registry()
@@ -28,12 +29,12 @@ pub fn event_loop(listener: std::net::TcpListener, block: usize, ready: &Ready) 
         }
         for event in &events {
             if event.token() == LISTENER {
-                accept_all(&listener, &poll, &mut conns, block)?;
+                accept_all(&listener, &poll, &mut conns, shape.buffer)?;
                 continue;
             }
             let key = event.token().0;
             if let Some(pipe) = conns.get_mut(key)
-                && !matches!(echo(pipe, block, event.is_read_closed()), Ok(true))
+                && !matches!(echo(pipe, shape.block, event.is_read_closed()), Ok(true))
             {
                 // Closed by the peer or failed: the client reports failures.
                 conns.remove(key);
@@ -46,7 +47,7 @@ fn accept_all(
     listener: &TcpListener,
     poll: &Poll,
     conns: &mut Slab<Pipe>,
-    block: usize,
+    buffer: usize,
 ) -> io::Result<()> {
     loop {
         let mut stream = match listener.accept() {
@@ -69,7 +70,7 @@ fn accept_all(
             Token(entry.key()),
             Interest::READABLE | Interest::WRITABLE,
         )?;
-        entry.insert(Pipe::new(stream, block));
+        entry.insert(Pipe::new(stream, buffer));
     }
 }
 

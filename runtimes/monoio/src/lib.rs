@@ -77,7 +77,7 @@ impl<D: Driver> pingpong::Runtime for PerThread<D> {
     const LISTENERS: ListenerModel = ListenerModel::PerThread;
 
     fn serve(server: Server) -> io::Result<()> {
-        let (block, ready) = (server.block, &server.ready);
+        let (echo, ready) = (server.echo, &server.ready);
         on_threads("server", server.listeners, |listener| {
             runtime::<D>()?.block_on(async {
                 let listener = TcpListener::from_std(listener)?;
@@ -85,7 +85,7 @@ impl<D: Driver> pingpong::Runtime for PerThread<D> {
                     ready,
                     async || Tcp::accept(&listener).await,
                     |stream| {
-                        monoio::spawn(session::echo(stream, block));
+                        monoio::spawn(session::echo(stream, echo));
                     },
                 )
                 .await

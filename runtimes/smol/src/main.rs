@@ -48,13 +48,13 @@ impl pingpong::Runtime for SharedExecutor {
 
     fn serve(mut server: Server) -> io::Result<()> {
         let listener = TcpListener::try_from(server.listeners.pop().expect("one shared listener"))?;
-        let (ready, block) = (&server.ready, server.block);
+        let (ready, echo) = (&server.ready, server.echo);
         run(server.threads, async |ex| {
             session::accept_loop(
                 ready,
                 async || nodelay(listener.accept().await?.0),
                 |stream| {
-                    ex.spawn(session::echo(stream, block)).detach();
+                    ex.spawn(session::echo(stream, echo)).detach();
                 },
             )
             .await

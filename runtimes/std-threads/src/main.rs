@@ -96,7 +96,7 @@ impl pingpong::Runtime for ThreadPerConnection {
     fn serve(mut server: Server) -> io::Result<()> {
         let listener = server.listeners.pop().expect("one shared listener");
         listener.set_nonblocking(false)?;
-        let block = server.block;
+        let echo = server.echo;
         // A thread whose connection ended waits for the next one instead of
         // exiting: every exit unmaps its stacks under the process's memory-map
         // lock, and 10,000 of them in a row stall the connections still running
@@ -120,7 +120,7 @@ impl pingpong::Runtime for ThreadPerConnection {
                     let (next, connections) = mpsc::sync_channel(0);
                     let mut stream = stream;
                     loop {
-                        block_on(session::echo(stream, block));
+                        block_on(session::echo(stream, echo));
                         idle.lock()
                             .unwrap_or_else(|e| e.into_inner())
                             .push(next.clone());

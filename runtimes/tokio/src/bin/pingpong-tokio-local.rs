@@ -21,7 +21,7 @@ impl pingpong::Runtime for PerThread {
     const LISTENERS: ListenerModel = ListenerModel::PerThread;
 
     fn serve(server: Server) -> io::Result<()> {
-        let (block, ready) = (server.block, &server.ready);
+        let (echo, ready) = (server.echo, &server.ready);
         on_threads("server", server.listeners, |listener| {
             runtime()?.block_on(async {
                 let listener = TcpListener::from_std(listener)?;
@@ -29,7 +29,7 @@ impl pingpong::Runtime for PerThread {
                     ready,
                     async || Tcp::accept(&listener).await,
                     |stream| {
-                        tokio::spawn(session::echo(stream, block));
+                        tokio::spawn(session::echo(stream, echo));
                     },
                 )
                 .await

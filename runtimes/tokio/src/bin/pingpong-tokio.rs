@@ -30,7 +30,7 @@ impl pingpong::Runtime for WorkStealing {
                 &server.ready,
                 async || Tcp::accept(&listener).await,
                 |stream| {
-                    tokio::spawn(session::echo(stream, server.block));
+                    tokio::spawn(session::echo(stream, server.echo));
                 },
             )
             .await
