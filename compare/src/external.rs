@@ -224,19 +224,28 @@ impl External {
             window: 1,
             work: 0,
         };
-        let find = |command: Vec<String>| {
+        let find = |side: &'static str, command: Vec<String>| {
             let program = PathBuf::from(&command[0]);
-            if program.components().count() > 1 {
-                return Ok(program);
-            }
-            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-                .map(|dir| dir.join(&program))
-                .find(|p| p.is_file())
-                .with_context(|| format!("{}: {} is not on PATH", self.name, program.display()))
+            let found = if program.components().count() > 1 {
+                Some(program.clone()).filter(|p| p.is_file())
+            } else {
+                std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+                    .map(|dir| dir.join(&program))
+                    .find(|p| p.is_file())
+            };
+            let found = found.with_context(|| {
+                format!(
+                    "{}: its {side} program {} is not there; build it, or set {side}.command in \
+                     its file to where it is",
+                    self.name,
+                    program.display()
+                )
+            })?;
+            Ok::<_, anyhow::Error>((side, found))
         };
         Ok(vec![
-            ("server", find(self.server_command(&values)?)?),
-            ("client", find(self.client_command(&values)?)?),
+            find("server", self.server_command(&values)?)?,
+            find("client", self.client_command(&values)?)?,
         ])
     }
 
@@ -277,7 +286,7 @@ fn placeholder_names(command: &str) -> Vec<&str> {
 }
 
 /// The last lines of a program's output, for an error.
-fn tail(text: &str) -> String {
+pub fn tail(text: &str) -> String {
     let lines: Vec<&str> = text.trim().lines().collect();
     let shown = lines[lines.len().saturating_sub(5)..].join(" | ");
     if shown.is_empty() {

@@ -357,7 +357,7 @@ fn external_client(spec: &Spec, e: &External, server: &mut Server) -> Result<Mea
         status.success(),
         "client: {} exited with {status}; it printed: {}",
         command[0],
-        format!("{stdout}{stderr}").trim()
+        external::tail(&format!("{stdout}{stderr}"))
     );
     Ok(Measurement {
         client: ClientMeasurement::External {
