@@ -143,14 +143,16 @@ fn summary(results: &Results) -> Result<String> {
             })
         })
         .collect();
-    let summary = serde_json::json!({
+    let mut summary = serde_json::json!({
         "schema": results.schema,
         "suite": results.suite,
         "host": results.host,
-        "server_host": results.server_host,
         "config": results.config,
         "cells": cells,
     });
+    if let Some(host) = &results.server_host {
+        summary["server_host"] = serde_json::to_value(host)?;
+    }
     Ok(serde_json::to_string_pretty(&summary)? + "\n")
 }
 
