@@ -198,12 +198,22 @@ impl<'a> View<'a> {
             .any(|c| c.runtime == runtime && !c.threads_matter)
     }
 
+    /// Whether an external program's own client measured `runtime`'s cells.
+    fn external_client(&self, runtime: &str) -> bool {
+        let externals = &self.results.config.externals;
+        self.results
+            .cells
+            .iter()
+            .any(|c| c.runtime == runtime && externals.iter().any(|e| e.name == c.client))
+    }
+
     /// The header of a muduo table: the rows' name, then the implementations.
     fn header(&self, row_name: &str) -> Vec<String> {
         std::iter::once(row_name.to_string())
             .chain(self.runtimes().iter().map(|r| {
-                let mark = if self.threads_ignored(r) { "†" } else { "" };
-                format!("{r}{mark}")
+                let threads = if self.threads_ignored(r) { "†" } else { "" };
+                let external = if self.external_client(r) { "‡" } else { "" };
+                format!("{r}{threads}{external}")
             }))
             .collect()
     }
@@ -371,19 +381,22 @@ pub fn notes(results: &Results) -> Vec<String> {
             results.config.noisy_percent.unwrap_or(10.0)
         ));
     }
-    for e in &results.config.externals {
-        let own_client = results.cells.iter().any(|c| c.client == e.name);
+    let externals = &results.config.externals;
+    if results
+        .cells
+        .iter()
+        .any(|c| externals.iter().any(|e| e.name == c.client))
+    {
+        notes.push(
+            "‡ measured by an external program's own client: its throughput over its whole run, \
+             connecting included; it reports no other figure"
+                .into(),
+        );
+    }
+    for e in externals {
         notes.push(format!(
-            "{} (external, version {}): {}{}",
-            e.name,
-            e.version,
-            e.model,
-            if own_client {
-                "; where its own client measured, the figure is its throughput over its whole \
-                 run, connecting included, and the other figures are absent"
-            } else {
-                ""
-            }
+            "{} (external, version {}): {}",
+            e.name, e.version, e.model
         ));
     }
     notes.push(DETAIL_LEGEND.into());
