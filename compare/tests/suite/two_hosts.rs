@@ -192,7 +192,8 @@ fn figures(results: &Value) -> String {
         .iter()
         .map(|c| {
             format!(
-                "{} conn {:.1} MiB/s p50 {:.0} us",
+                "{} {} conn {:.1} MiB/s p50 {:.0} us",
+                c["runtime"].as_str().unwrap_or_default(),
                 c["connections"],
                 c["mib_per_s"]["median"].as_f64().unwrap_or(f64::NAN),
                 c["runs"][0]["rtt"]["p50_us"].as_f64().unwrap_or(f64::NAN)
