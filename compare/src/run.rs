@@ -53,7 +53,6 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
     check_connection_limits(most.context("the run has no loads")?)?;
     let cpus = placement::available_cpus()?;
     plan.pin.check(&cpus)?;
-    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
 
     let mut needed = plan.servers.clone();
     needed.extend(plan.client.clone());
@@ -98,7 +97,9 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
         results.host = environment::host(cpus.clone());
         results.server_host = server_host;
     }
-    // Saved before the first cell: an unwritable folder fails now, not after minutes.
+    // Made once the run can start (no empty folder for a refused one), and
+    // saved before the first cell: an unwritable folder fails now, not after minutes.
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     results.save(&path)?;
 
     let workloads = config.workloads().len();

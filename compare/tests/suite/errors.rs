@@ -97,3 +97,24 @@ fn too_few_file_descriptors_say_what_to_change() {
     );
     assert!(!out.join("results.json").exists(), "nothing ran");
 }
+
+#[test]
+fn a_given_server_that_is_not_there_is_named_and_leaves_no_folder() {
+    let out = common::out_dir("no-server");
+    let output = compare(&[
+        "run",
+        "--server",
+        "127.0.0.1:1",
+        "--runtimes",
+        "mio",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--server 127.0.0.1:1: nothing accepts connections"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "a refused run made {}", out.display());
+}
