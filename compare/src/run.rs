@@ -118,7 +118,7 @@ pub fn run(args: RunArgs) -> Result<Outcome> {
     ));
     if let Site::Given(addr) = site {
         progress.note(&format!(
-            "note: the server at {addr} was started by hand: its threads, block and work are \
+            "note: the server at {addr} was started by hand: its threads, block, window and work are \
              what it was started with"
         ));
     }

@@ -184,7 +184,7 @@ fn describe(host: &Host) -> String {
 fn servers(results: &Results) -> Option<String> {
     Some(match results.config.remote.as_ref()? {
         Remote::Given { address } => format!(
-            "already running at {address}, started by hand (its threads, block and work as started)"
+            "already running at {address}, started by hand (its threads, block, window and work as started)"
         ),
         Remote::Ssh { url, .. } => {
             let host = results.server_host.clone().unwrap_or_default();

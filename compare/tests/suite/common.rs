@@ -14,9 +14,14 @@ const LIMIT: Duration = Duration::from_secs(900);
 /// The shortest runs that still measure: one 0.2 s window per cell.
 pub const QUICK: [&str; 6] = ["--seconds", "0.2", "--warmup", "0.05", "--repeat", "1"];
 
+/// A test's results folder, as the test left it.
+pub fn folder(test: &str) -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(test)
+}
+
 /// A fresh folder for one test's results.
 pub fn out_dir(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(test);
+    let dir = folder(test);
     let _ = std::fs::remove_dir_all(&dir);
     dir
 }

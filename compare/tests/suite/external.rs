@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{assert_cell_consistent, cells, compare, out_dir, run_ok};
+use crate::common::{assert_cell_consistent, cells, compare, folder, out_dir, run_ok};
 
 const CONFIGS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/external");
 const STANDIN: &str = concat!(
@@ -108,8 +108,7 @@ fn external_programs_are_columns_beside_ours() {
     for connections in [1, 4] {
         assert_cell_consistent(cell(&results, "mio", connections), 1.0);
     }
-    let folder = Path::new(env!("CARGO_TARGET_TMPDIR")).join("external-columns");
-    let report = std::fs::read_to_string(folder.join("report.md")).unwrap();
+    let report = std::fs::read_to_string(folder("external-columns").join("report.md")).unwrap();
     for expected in [
         "| muduo‡ |",
         "muduo (external, version",

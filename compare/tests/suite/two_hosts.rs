@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{assert_remote_cell_consistent, cells, out_dir, run_compare, turn};
+use crate::common::{assert_remote_cell_consistent, cells, folder, out_dir, run_compare, turn};
 
 /// Added to each direction of the delayed link.
 const DELAY: Duration = Duration::from_millis(5);
@@ -172,6 +172,11 @@ fn over_ssh(net: &Net, sshd: &Sshd) {
         assert!(run["client_usage"]["cpu_percent"].as_f64().unwrap() > 0.0);
     }
     eprintln!("two_hosts: over ssh: {}", figures(&results));
+    let report = std::fs::read_to_string(folder("two-hosts-ssh").join("report.md")).unwrap();
+    assert!(
+        report.contains(&format!("- Servers: started over ssh at {url}, on ")),
+        "{report}"
+    );
     // Nothing left running in namespace b but sshd.
     let left = Command::new("ip")
         .args(["netns", "pids", &net.b])
