@@ -270,14 +270,16 @@ fn fresh(args: &RunArgs) -> Result<(Results, PathBuf)> {
         .iter()
         .map(|arg| External::from_arg(arg).map(Arc::new))
         .collect::<Result<Vec<_>>>()?;
-    if let Some(e) = externals
-        .iter()
-        .find(|e| implementations::find(&e.name, &[]).is_ok())
-    {
-        bail!(
-            "--external {}: the name is one of ours; choose another",
-            e.name
-        );
+    for (i, e) in externals.iter().enumerate() {
+        if implementations::find(&e.name, &[]).is_ok() {
+            bail!(
+                "--external {}: the name is one of ours; choose another",
+                e.name
+            );
+        }
+        if externals[..i].iter().any(|other| other.name == e.name) {
+            bail!("--external names {} twice", e.name);
+        }
     }
     let runtimes: Vec<Variant> = if args.runtimes.is_empty() {
         implementations::ALL
@@ -291,7 +293,7 @@ fn fresh(args: &RunArgs) -> Result<(Results, PathBuf)> {
             .map(|n| Variant::parse(n, &externals))
             .collect::<Result<_>>()?
     };
-    if args.server.is_some() && (args.runtimes.len() != 1) {
+    if args.server.is_some() && args.runtimes.len() != 1 {
         bail!(
             "--server runs one implementation's server, started by hand: name it alone in --runtimes"
         );
@@ -334,7 +336,7 @@ fn fresh(args: &RunArgs) -> Result<(Results, PathBuf)> {
         server_host: None,
         config: Config {
             runtimes: names,
-            client: client.map(|c| c.name()),
+            client: client.as_ref().map(Variant::name),
             loads,
             block: args.block[0],
             blocks: args.block.clone(),
@@ -350,7 +352,12 @@ fn fresh(args: &RunArgs) -> Result<(Results, PathBuf)> {
             noisy_percent: Some(args.noisy),
             latency: Some(!args.no_latency),
             resumed: Vec::new(),
-            externals: externals.iter().map(|e| e.as_ref().clone()).collect(),
+            // The ones the run names: an unused file is not the run's business.
+            externals: externals
+                .iter()
+                .filter(|e| runtimes.iter().chain(&client).any(|v| v.name() == e.name))
+                .map(|e| e.as_ref().clone())
+                .collect(),
             remote: remote::record(
                 args.server.as_deref(),
                 args.remote.as_deref(),

@@ -188,7 +188,19 @@ fn a_bad_external_config_is_refused_with_its_reason() {
         assert_eq!(output.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains(expected), "{expected}: {stderr}");
     }
-    let arg = format!("tokio={}", Path::new(CONFIGS).join("muduo.toml").display());
-    let output = compare(&["run", "--external", &arg]);
-    assert!(String::from_utf8_lossy(&output.stderr).contains("one of ours"));
+    let muduo = Path::new(CONFIGS).join("muduo.toml");
+    for (args, expected) in [
+        (vec![format!("tokio={}", muduo.display())], "one of ours"),
+        (
+            vec![format!("a={}", muduo.display()); 2],
+            "--external names a twice",
+        ),
+    ] {
+        let mut all = vec!["run"];
+        all.extend(args.iter().flat_map(|a| ["--external", a.as_str()]));
+        let output = compare(&all);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(expected), "{expected}: {stderr}");
+    }
 }
