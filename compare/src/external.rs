@@ -103,7 +103,7 @@ impl External {
         Self::load(name, Path::new(file))
     }
 
-    pub fn load(name: &str, file: &Path) -> Result<Self> {
+    fn load(name: &str, file: &Path) -> Result<Self> {
         let text =
             std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
         let mut external: Self =
