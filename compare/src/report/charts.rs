@@ -38,11 +38,12 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(0x79, 0x70, 0x6e),
 ];
 
-/// External implementations, in the order a run names them.
+/// External implementations, in the order a run names them: apart from
+/// the palette, and light enough for the black whiskers.
 const EXTERNAL: [RGBColor; 3] = [
-    RGBColor(0x22, 0x22, 0x22),
     RGBColor(0x17, 0xbe, 0xcf),
     RGBColor(0xbc, 0xbd, 0x22),
+    RGBColor(0x8c, 0x6d, 0x31),
 ];
 
 /// The implementation's colour; where a run has several versions of one
