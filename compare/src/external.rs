@@ -205,27 +205,31 @@ impl External {
                 *word = word.replace(&format!("{{{name}}}"), &value);
             }
         }
-        let program = Path::new(&words[0]);
-        if program.is_relative() && program.components().count() > 1 {
-            words[0] = self.dir.join(program).to_string_lossy().into_owned();
-        }
+        words[0] = self.program(&words[0]).to_string_lossy().into_owned();
         Ok(words)
+    }
+
+    /// A command's program: a relative path starts from the file's folder;
+    /// a bare name is left for PATH.
+    fn program(&self, word: &str) -> PathBuf {
+        let program = Path::new(word);
+        if program.is_relative() && program.components().count() > 1 {
+            self.dir.join(program)
+        } else {
+            program.to_path_buf()
+        }
     }
 
     /// The programs its commands run, by side, for the run's record of hashes.
     pub fn programs(&self) -> Result<Vec<(&'static str, PathBuf)>> {
-        let values = Values {
-            host: "",
-            port: 0,
-            threads: 1,
-            block: 1,
-            connections: 1,
-            seconds: 1.0,
-            window: 1,
-            work: 0,
-        };
-        let find = |side: &'static str, command: Vec<String>| {
-            let program = PathBuf::from(&command[0]);
+        [
+            ("server", &self.server.command),
+            ("client", &self.client.command),
+        ]
+        .into_iter()
+        .map(|(side, command)| {
+            let first = shlex::split(command).and_then(|words| words.into_iter().next());
+            let program = self.program(&first.unwrap_or_default());
             let found = if program.components().count() > 1 {
                 Some(program.clone()).filter(|p| p.is_file())
             } else {
@@ -235,18 +239,15 @@ impl External {
             };
             let found = found.with_context(|| {
                 format!(
-                    "{}: its {side} program {} is not there; build it, or set {side}.command in \
-                     its file to where it is",
+                    "{}: its {side} program {} is not there; build it, or set {side}.command \
+                         in its file to where it is",
                     self.name,
                     program.display()
                 )
             })?;
-            Ok::<_, anyhow::Error>((side, found))
-        };
-        Ok(vec![
-            find("server", self.server_command(&values)?)?,
-            find("client", self.client_command(&values)?)?,
-        ])
+            Ok((side, found))
+        })
+        .collect()
     }
 
     /// Bytes read over `seconds`, from the client's output.

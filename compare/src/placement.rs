@@ -137,9 +137,7 @@ impl Pin {
             },
         }
     }
-}
 
-impl Pin {
     /// Where the client of a load runs when the server runs on another host:
     /// the CPUs are all the client's, and no server CPUs are recorded.
     pub fn place_client(&self, cpus: &[usize], threads: usize) -> Placement {

@@ -581,12 +581,7 @@ impl Process {
             }
         }
         let status = self.wait(EXIT_DEADLINE)?;
-        let stderr = self
-            .stderr
-            .take()
-            .and_then(|h| h.join().ok())
-            .unwrap_or_default();
-        Ok((status, stdout, stderr))
+        Ok((status, stdout, self.stderr_text()))
     }
 
     /// Stops a program that serves until killed: SIGTERM to its group.
@@ -608,13 +603,17 @@ impl Process {
         Ok(())
     }
 
-    /// The end of what the process wrote on stderr, once it has exited.
-    fn stderr_tail(&mut self) -> String {
-        let text = self
-            .stderr
+    /// All the process wrote on stderr, once it has exited (empty the second time).
+    fn stderr_text(&mut self) -> String {
+        self.stderr
             .take()
             .and_then(|h| h.join().ok())
-            .unwrap_or_default();
+            .unwrap_or_default()
+    }
+
+    /// The end of what the process wrote on stderr, once it has exited.
+    fn stderr_tail(&mut self) -> String {
+        let text = self.stderr_text();
         let text = text.trim();
         if text.is_empty() {
             return String::new();
