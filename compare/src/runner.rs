@@ -266,7 +266,8 @@ fn our_client(spec: &Spec, bin: &Path, server: &mut Server) -> Result<Measuremen
         latency: spec.latency,
     };
     let mut client = Process::spawn("client", bin, &spec.placement.client_cpus, |cmd| {
-        cmd.args(["client", "--connect", &addr.to_string()])
+        // Lingering, it is still alive (not a zombie) when sampled at the window's end.
+        cmd.args(["client", "--linger", "--connect", &addr.to_string()])
             .args(spec.shape())
             .args(["--connections", &spec.connections.to_string()])
             .args(["--warmup", &spec.warmup.as_secs_f64().to_string()])
@@ -303,6 +304,7 @@ fn our_client(spec: &Spec, bin: &Path, server: &mut Server) -> Result<Measuremen
         (Some(a), Some(b)) => Some(a[side].as_ref()?.until(b[side].as_ref()?)),
         _ => None,
     };
+    drop(client.stdin.take());
     let status = client.wait(EXIT_DEADLINE)?;
     ensure!(
         status.success(),

@@ -60,7 +60,10 @@ impl Sample {
             system_ticks: field(15)?,
             voluntary_switches,
             involuntary_switches,
-            peak_rss_kib: status_field(&status, "VmHWM:").unwrap_or(0),
+            // Gone once the process has exited: a zombie's figures are not a sample.
+            peak_rss_kib: status_field(&status, "VmHWM:").with_context(|| {
+                format!("/proc/{pid}/status has no VmHWM: the process has exited")
+            })?,
         })
     }
 

@@ -61,6 +61,10 @@ pub struct ClientArgs {
     /// Do not record round-trip times.
     #[arg(long)]
     pub no_latency: bool,
+    /// After the result, wait until stdin closes before exiting, so that an
+    /// orchestrator samples a live process at the window's end.
+    #[arg(long)]
+    pub linger: bool,
 }
 
 /// What both sides agree on.
@@ -157,12 +161,18 @@ pub fn main<R: Runtime>() -> ExitCode {
             message: e.to_string(),
             unavailable: e.unavailable().map(Into::into),
         }),
-        Command::Client(args) => client::run::<R>(args.into())
-            .map(|result| Line::Result(result).print())
-            .map_err(|e| Failure {
+        Command::Client(args) => {
+            let linger = args.linger;
+            let result = client::run::<R>(args.into()).map_err(|e| Failure {
                 message: e.to_string(),
                 unavailable: e.unavailable().map(Into::into),
-            }),
+            })?;
+            Line::Result(result).print();
+            if linger {
+                let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+            }
+            Ok(())
+        }
     });
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
