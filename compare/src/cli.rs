@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand};
-use pingpong::protocol::MAX_BLOCK;
+use pingpong::protocol::MAX_IN_FLIGHT;
 
 use crate::check;
 use crate::placement::Pin;
@@ -107,7 +107,7 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true, value_parser = count(1024))]
     pub threads: Vec<usize>,
     /// Bytes per block (a list runs each size at every load).
-    #[arg(long, value_delimiter = ',', default_value = "16384", allow_negative_numbers = true, value_parser = count(MAX_BLOCK as i64))]
+    #[arg(long, value_delimiter = ',', default_value = "16384", allow_negative_numbers = true, value_parser = count(MAX_IN_FLIGHT as i64))]
     pub block: Vec<usize>,
     /// Blocks in flight per connection (pipelining; 1 in muduo's pingpong).
     /// Each window runs with each block size.

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
-use pingpong::protocol::MAX_BLOCK;
+use pingpong::protocol::MAX_IN_FLIGHT;
 
 use crate::cli::RunArgs;
 use crate::external::External;
@@ -319,10 +319,10 @@ fn fresh(args: &RunArgs) -> Result<(Results, PathBuf)> {
     };
     for &block in &args.block {
         for &window in &args.window {
-            if block * window > MAX_BLOCK {
+            if block * window > MAX_IN_FLIGHT {
                 bail!(
                     "--block {block} with --window {window} puts {} bytes in flight per connection; \
-                     the most is {MAX_BLOCK}",
+                     the most is {MAX_IN_FLIGHT}",
                     block * window
                 );
             }

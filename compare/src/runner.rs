@@ -16,7 +16,7 @@ use nix::sched::sched_setaffinity;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use pingpong::client::ClientConfig;
-use pingpong::report::{ClientResult, Failure, Line, Window};
+use pingpong::wire::{ClientResult, Failure, Line, Window};
 
 use crate::external::{self, External};
 use crate::placement::{Placement, cpu_list, cpu_set};

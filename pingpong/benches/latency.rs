@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use pingpong::Client;
-use pingpong::client::{ClientConfig, Phase};
-use pingpong::protocol::{Session, pattern};
+use pingpong::client::{ClientConfig, Phase, Session};
+use pingpong::protocol::pattern;
 
 const BLOCK: usize = 16384;
 

@@ -6,10 +6,13 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::client::{self, ClientConfig};
-use crate::report::{Failure, Line};
-use crate::server::{self, ServerConfig};
-use crate::{Runtime, deny, fault};
+use crate::client::ClientConfig;
+use crate::driver::server::ServerConfig;
+use crate::driver::{client, server};
+use crate::protocol::MAX_IN_FLIGHT;
+use crate::runtime::Runtime;
+use crate::wire::{Failure, Line};
+use crate::{deny, fault};
 
 #[derive(Debug, Parser)]
 #[command(about = "One side of the muduo-style TCP pingpong; prints JSON lines on stdout")]
@@ -74,7 +77,7 @@ pub struct Shape {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub threads: u32,
     /// Bytes per block.
-    #[arg(long, default_value_t = 16384, value_parser = clap::value_parser!(u32).range(1..=crate::protocol::MAX_BLOCK as i64))]
+    #[arg(long, default_value_t = 16384, value_parser = clap::value_parser!(u32).range(1..=MAX_IN_FLIGHT as i64))]
     pub block: u32,
     /// Blocks in flight per connection (pipelining); a server reads a
     /// whole window at a time.
@@ -86,12 +89,10 @@ impl Shape {
     /// Fails when the bytes in flight per connection exceed what one connection may hold.
     fn check(&self) -> Result<(), String> {
         let bytes = self.block as usize * self.window as usize;
-        if bytes > crate::protocol::MAX_BLOCK {
+        if bytes > MAX_IN_FLIGHT {
             return Err(format!(
                 "--block {} with --window {} puts {bytes} bytes in flight per connection; the most is {}",
-                self.block,
-                self.window,
-                crate::protocol::MAX_BLOCK
+                self.block, self.window, MAX_IN_FLIGHT
             ));
         }
         Ok(())

@@ -6,7 +6,7 @@ use std::os::fd::AsRawFd;
 
 use futures_lite::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use crate::Stream;
+use crate::stream::Stream;
 
 /// A `futures-io` TCP socket as a [`Stream`].
 pub struct Compat<T>(pub T);

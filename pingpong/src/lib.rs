@@ -2,14 +2,19 @@
 //!
 //! Every runtime binary (`pingpong-<name>`) is a few lines of glue around this
 //! crate: it implements [`Runtime`] (and, for async runtimes, [`Stream`], so
-//! that the shared session loops in [`session`] drive its IO), then hands
-//! control to [`cli::main`].
+//! that the shared loops of [`client`] and [`server`] drive its IO), then
+//! hands control to [`cli::main`].
+//!
+//! The layers, each depending only on those before it: [`protocol`] (bytes),
+//! [`stream`] and [`wire`] (contracts), [`client`] and [`server`] (each
+//! side's state and loops), [`runtime`] (what a runtime implements),
+//! [`driver`] (the two processes, generic over a runtime), [`cli`].
 
 pub mod affinity;
 pub mod cli;
 pub mod client;
-pub mod conn;
 pub mod deny;
+pub mod driver;
 pub mod fault;
 #[cfg(feature = "futures-io")]
 pub mod futures_io;
@@ -17,13 +22,15 @@ pub mod gate;
 pub mod latency;
 pub mod limits;
 pub mod protocol;
-pub mod report;
+pub mod runtime;
 pub mod server;
-pub mod session;
+pub mod stream;
 pub mod unavailable;
+pub mod wire;
 pub mod work;
 
 pub use client::Client;
-pub use conn::{ListenerModel, Runtime, Stream, on_threads};
+pub use runtime::{ListenerModel, Runtime, on_threads};
 pub use server::Server;
+pub use stream::Stream;
 pub use unavailable::Unavailable;

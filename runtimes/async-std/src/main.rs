@@ -9,8 +9,10 @@ use std::sync::Arc;
 use async_global_executor::GlobalExecutorConfig;
 use async_std::net::{TcpListener, TcpStream};
 use async_std::task;
+use pingpong::client::{all_connections, connection};
 use pingpong::futures_io::Compat;
-use pingpong::{Client, ListenerModel, Server, session};
+use pingpong::server::{accept_loop, echo};
+use pingpong::{Client, ListenerModel, Server};
 
 struct GlobalExecutor;
 
@@ -39,11 +41,11 @@ impl pingpong::Runtime for GlobalExecutor {
     fn serve(mut server: Server) -> io::Result<()> {
         start_executor(server.threads);
         let listener = TcpListener::from(server.listeners.pop().expect("one shared listener"));
-        task::block_on(session::accept_loop(
+        task::block_on(accept_loop(
             &server.ready,
             async || nodelay(listener.accept().await?.0),
             |stream| {
-                task::spawn(session::echo(stream, server.echo));
+                task::spawn(echo(stream, server.echo));
             },
         ))
     }
@@ -51,11 +53,8 @@ impl pingpong::Runtime for GlobalExecutor {
     fn client(client: &Arc<Client>) -> io::Result<()> {
         start_executor(client.config.threads);
         task::block_on(async {
-            session::all_connections(client.config.connections, || {
-                task::spawn(session::connection(
-                    client.clone(),
-                    connect(client.config.connect),
-                ))
+            all_connections(client.config.connections, || {
+                task::spawn(connection(client.clone(), connect(client.config.connect)))
             })
             .await
         })

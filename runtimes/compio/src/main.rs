@@ -11,7 +11,9 @@ use compio::driver::ProactorBuilder;
 use compio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use compio::net::{TcpListener, TcpStream};
 use compio::runtime::{Runtime, RuntimeBuilder, spawn};
-use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads, session};
+use pingpong::client::{all_connections, connection};
+use pingpong::server::{accept_loop, echo};
+use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads};
 
 struct PerThread;
 
@@ -63,15 +65,15 @@ impl pingpong::Runtime for PerThread {
     const LISTENERS: ListenerModel = ListenerModel::PerThread;
 
     fn serve(server: Server) -> io::Result<()> {
-        let (echo, ready) = (server.echo, &server.ready);
+        let (shape, ready) = (server.echo, &server.ready);
         on_threads("server", server.listeners, |listener| {
             runtime()?.block_on(async {
                 let listener = TcpListener::from_std(listener)?;
-                session::accept_loop(
+                accept_loop(
                     ready,
                     async || Tcp::accept(&listener).await,
                     |stream| {
-                        spawn(session::echo(stream, echo)).detach();
+                        spawn(echo(stream, shape)).detach();
                     },
                 )
                 .await
@@ -82,8 +84,8 @@ impl pingpong::Runtime for PerThread {
     fn client(client: &Arc<Client>) -> io::Result<()> {
         on_threads("client", (0..client.config.threads).collect(), |thread| {
             runtime()?.block_on(async {
-                session::all_connections(client.connections_of(thread), || {
-                    spawn(session::connection(
+                all_connections(client.connections_of(thread), || {
+                    spawn(connection(
                         client.clone(),
                         Tcp::connect(client.config.connect),
                     ))

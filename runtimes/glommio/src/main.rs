@@ -8,8 +8,10 @@ use std::sync::Arc;
 
 use glommio::net::{TcpListener, TcpStream};
 use glommio::{LocalExecutor, LocalExecutorBuilder, Placement, spawn_local};
+use pingpong::client::{all_connections, connection};
 use pingpong::futures_io::Compat;
-use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads, session};
+use pingpong::server::{accept_loop, echo};
+use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads};
 
 struct ThreadPerCore;
 
@@ -36,16 +38,16 @@ impl pingpong::Runtime for ThreadPerCore {
     const LISTENERS: ListenerModel = ListenerModel::PerThread;
 
     fn serve(server: Server) -> io::Result<()> {
-        let (echo, ready) = (server.echo, &server.ready);
+        let (shape, ready) = (server.echo, &server.ready);
         on_threads("server", server.listeners, |listener| {
             executor()?.run(async {
                 // SAFETY: the descriptor comes from a bound, listening socket given up here.
                 let listener = unsafe { TcpListener::from_raw_fd(listener.into_raw_fd()) };
-                session::accept_loop(
+                accept_loop(
                     ready,
                     async || nodelay(listener.accept().await?),
                     |stream| {
-                        spawn_local(session::echo(stream, echo)).detach();
+                        spawn_local(echo(stream, shape)).detach();
                     },
                 )
                 .await
@@ -56,11 +58,8 @@ impl pingpong::Runtime for ThreadPerCore {
     fn client(client: &Arc<Client>) -> io::Result<()> {
         on_threads("client", (0..client.config.threads).collect(), |thread| {
             executor()?.run(async {
-                session::all_connections(client.connections_of(thread), || {
-                    spawn_local(session::connection(
-                        client.clone(),
-                        connect(client.config.connect),
-                    ))
+                all_connections(client.connections_of(thread), || {
+                    spawn_local(connection(client.clone(), connect(client.config.connect)))
                 })
                 .await
             })

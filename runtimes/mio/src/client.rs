@@ -10,7 +10,7 @@ use std::time::Duration;
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 use pingpong::Client;
-use pingpong::protocol::{Next, Session, SessionError};
+use pingpong::client::{Next, Session, SessionError};
 
 use crate::pipe::Pipe;
 

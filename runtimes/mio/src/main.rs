@@ -17,9 +17,9 @@ impl pingpong::Runtime for EventLoop {
     const LISTENERS: ListenerModel = ListenerModel::PerThread;
 
     fn serve(server: Server) -> io::Result<()> {
-        let (echo, ready) = (server.echo, &server.ready);
+        let (shape, ready) = (server.echo, &server.ready);
         on_threads("server", server.listeners, |listener| {
-            server::event_loop(listener, echo, ready)
+            server::event_loop(listener, shape, ready)
         })
     }
 

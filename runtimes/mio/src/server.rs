@@ -4,8 +4,7 @@ use std::io;
 
 use mio::net::TcpListener;
 use mio::{Events, Interest, Poll, Token};
-use pingpong::server::Ready;
-use pingpong::session::Echo;
+use pingpong::server::{Echo, Ready};
 use slab::Slab;
 
 use crate::pipe::Pipe;
@@ -90,7 +89,7 @@ fn echo(pipe: &mut Pipe, block: usize, read_closed: bool) -> io::Result<bool> {
             Some((0, _)) => return Ok(false),
             Some((n, short)) => {
                 let (data, at) = pipe.echo(n);
-                pingpong::session::before_echo(data, at, block);
+                pingpong::server::before_echo(data, at, block);
                 drained = short;
             }
         }

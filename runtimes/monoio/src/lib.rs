@@ -11,7 +11,9 @@ use monoio::buf::IoBuf;
 use monoio::io::{AsyncReadRent, AsyncWriteRent, AsyncWriteRentExt};
 use monoio::net::{TcpListener, TcpStream};
 use monoio::{Buildable, IoUringDriver, LegacyDriver, RuntimeBuilder};
-use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads, session};
+use pingpong::client::{all_connections, connection};
+use pingpong::server::{accept_loop, echo};
+use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads};
 
 /// Submission queue entries: room for a read or write of every one of
 /// 10,000 connections without waiting for the ring (monoio's default is 1,024).
@@ -77,15 +79,15 @@ impl<D: Driver> pingpong::Runtime for PerThread<D> {
     const LISTENERS: ListenerModel = ListenerModel::PerThread;
 
     fn serve(server: Server) -> io::Result<()> {
-        let (echo, ready) = (server.echo, &server.ready);
+        let (shape, ready) = (server.echo, &server.ready);
         on_threads("server", server.listeners, |listener| {
             runtime::<D>()?.block_on(async {
                 let listener = TcpListener::from_std(listener)?;
-                session::accept_loop(
+                accept_loop(
                     ready,
                     async || Tcp::accept(&listener).await,
                     |stream| {
-                        monoio::spawn(session::echo(stream, echo));
+                        monoio::spawn(echo(stream, shape));
                     },
                 )
                 .await
@@ -96,8 +98,8 @@ impl<D: Driver> pingpong::Runtime for PerThread<D> {
     fn client(client: &Arc<Client>) -> io::Result<()> {
         on_threads("client", (0..client.config.threads).collect(), |thread| {
             runtime::<D>()?.block_on(async {
-                session::all_connections(client.connections_of(thread), || {
-                    monoio::spawn(session::connection(
+                all_connections(client.connections_of(thread), || {
+                    monoio::spawn(connection(
                         client.clone(),
                         Tcp::connect(client.config.connect),
                     ))

@@ -5,8 +5,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::thread;
 
+use pingpong::client::{all_connections, connection};
 use pingpong::futures_io::Compat;
-use pingpong::{Client, ListenerModel, Server, session};
+use pingpong::server::{accept_loop, echo};
+use pingpong::{Client, ListenerModel, Server};
 use smol::Executor;
 use smol::net::{TcpListener, TcpStream};
 
@@ -48,13 +50,13 @@ impl pingpong::Runtime for SharedExecutor {
 
     fn serve(mut server: Server) -> io::Result<()> {
         let listener = TcpListener::try_from(server.listeners.pop().expect("one shared listener"))?;
-        let (ready, echo) = (&server.ready, server.echo);
+        let (ready, shape) = (&server.ready, server.echo);
         run(server.threads, async |ex| {
-            session::accept_loop(
+            accept_loop(
                 ready,
                 async || nodelay(listener.accept().await?.0),
                 |stream| {
-                    ex.spawn(session::echo(stream, echo)).detach();
+                    ex.spawn(echo(stream, shape)).detach();
                 },
             )
             .await
@@ -63,11 +65,8 @@ impl pingpong::Runtime for SharedExecutor {
 
     fn client(client: &Arc<Client>) -> io::Result<()> {
         run(client.config.threads, async |ex| {
-            session::all_connections(client.config.connections, || {
-                ex.spawn(session::connection(
-                    client.clone(),
-                    connect(client.config.connect),
-                ))
+            all_connections(client.config.connections, || {
+                ex.spawn(connection(client.clone(), connect(client.config.connect)))
             })
             .await
         })

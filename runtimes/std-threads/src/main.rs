@@ -1,7 +1,7 @@
 //! The no-runtime baseline: blocking std::net, one OS thread per connection
 //! on both sides, no event loop. The threads option has no effect here.
 //!
-//! The shared session loops are async only in name for this socket: every
+//! The shared loops are async only in name for this socket: every
 //! IO call blocks until done. The one real wait is the client's start gate,
 //! on which a connection thread parks until it is woken.
 
@@ -14,7 +14,9 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 
-use pingpong::{Client, ListenerModel, Server, session};
+use pingpong::client::connection;
+use pingpong::server::{accept_loop, echo};
+use pingpong::{Client, ListenerModel, Server};
 
 /// Stack of each connection thread: the session keeps its buffer on the
 /// heap, and 10,000 threads must fit in memory.
@@ -96,13 +98,13 @@ impl pingpong::Runtime for ThreadPerConnection {
     fn serve(mut server: Server) -> io::Result<()> {
         let listener = server.listeners.pop().expect("one shared listener");
         listener.set_nonblocking(false)?;
-        let echo = server.echo;
+        let shape = server.echo;
         // A thread whose connection ended waits for the next one instead of
         // exiting: every exit unmaps its stacks under the process's memory-map
         // lock, and 10,000 of them in a row stall the connections still running
         // for minutes. Still one thread per live connection.
         let idle: Arc<Mutex<Vec<SyncSender<Blocking>>>> = Arc::default();
-        block_on(session::accept_loop(
+        block_on(accept_loop(
             &server.ready,
             async || Blocking::new(listener.accept()?.0),
             |stream| {
@@ -120,7 +122,7 @@ impl pingpong::Runtime for ThreadPerConnection {
                     let (next, connections) = mpsc::sync_channel(0);
                     let mut stream = stream;
                     loop {
-                        block_on(session::echo(stream, echo));
+                        block_on(echo(stream, shape));
                         idle.lock()
                             .unwrap_or_else(|e| e.into_inner())
                             .push(next.clone());
@@ -146,7 +148,7 @@ impl pingpong::Runtime for ThreadPerConnection {
                 let (client, all_ended) = (client.clone(), all_ended.clone());
                 spawn(format!("conn-{i}"), move || {
                     let connect = async { Blocking::new(TcpStream::connect(addr)?) };
-                    block_on(session::connection(client, connect));
+                    block_on(connection(client, connect));
                     all_ended.wait();
                 })
             })

@@ -4,7 +4,9 @@
 use std::io;
 use std::sync::Arc;
 
-use pingpong::{Client, ListenerModel, Server, on_threads, session};
+use pingpong::client::{all_connections, connection};
+use pingpong::server::{accept_loop, echo};
+use pingpong::{Client, ListenerModel, Server, on_threads};
 use pingpong_tokio::Tcp;
 use tokio::net::TcpListener;
 use tokio::runtime::{Builder, Runtime};
@@ -21,15 +23,15 @@ impl pingpong::Runtime for PerThread {
     const LISTENERS: ListenerModel = ListenerModel::PerThread;
 
     fn serve(server: Server) -> io::Result<()> {
-        let (echo, ready) = (server.echo, &server.ready);
+        let (shape, ready) = (server.echo, &server.ready);
         on_threads("server", server.listeners, |listener| {
             runtime()?.block_on(async {
                 let listener = TcpListener::from_std(listener)?;
-                session::accept_loop(
+                accept_loop(
                     ready,
                     async || Tcp::accept(&listener).await,
                     |stream| {
-                        tokio::spawn(session::echo(stream, echo));
+                        tokio::spawn(echo(stream, shape));
                     },
                 )
                 .await
@@ -40,8 +42,8 @@ impl pingpong::Runtime for PerThread {
     fn client(client: &Arc<Client>) -> io::Result<()> {
         on_threads("client", (0..client.config.threads).collect(), |thread| {
             runtime()?.block_on(async {
-                session::all_connections(client.connections_of(thread), || {
-                    tokio::spawn(session::connection(
+                all_connections(client.connections_of(thread), || {
+                    tokio::spawn(connection(
                         client.clone(),
                         Tcp::connect(client.config.connect),
                     ))

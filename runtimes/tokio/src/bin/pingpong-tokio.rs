@@ -4,7 +4,9 @@
 use std::io;
 use std::sync::Arc;
 
-use pingpong::{Client, ListenerModel, Server, session};
+use pingpong::client::{all_connections, connection};
+use pingpong::server::{accept_loop, echo};
+use pingpong::{Client, ListenerModel, Server};
 use pingpong_tokio::Tcp;
 use tokio::net::TcpListener;
 use tokio::runtime::{Builder, Runtime};
@@ -26,11 +28,11 @@ impl pingpong::Runtime for WorkStealing {
         let listener = server.listeners.pop().expect("one shared listener");
         rt.block_on(async {
             let listener = TcpListener::from_std(listener)?;
-            session::accept_loop(
+            accept_loop(
                 &server.ready,
                 async || Tcp::accept(&listener).await,
                 |stream| {
-                    tokio::spawn(session::echo(stream, server.echo));
+                    tokio::spawn(echo(stream, server.echo));
                 },
             )
             .await
@@ -39,8 +41,8 @@ impl pingpong::Runtime for WorkStealing {
 
     fn client(client: &Arc<Client>) -> io::Result<()> {
         runtime(client.config.threads)?.block_on(async {
-            session::all_connections(client.config.connections, || {
-                tokio::spawn(session::connection(
+            all_connections(client.config.connections, || {
+                tokio::spawn(connection(
                     client.clone(),
                     Tcp::connect(client.config.connect),
                 ))

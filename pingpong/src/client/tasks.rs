@@ -1,72 +1,13 @@
-//! The session loops, written once for every async runtime.
+//! The client's connections on an async runtime: each one a task that
+//! connects, waits for the start, and pingpongs; the runtime spawns them.
 
 use std::future::Future;
 use std::io;
 use std::sync::Arc;
 
-use crate::Client;
-use crate::Stream;
-use crate::protocol::{Next, Session, SessionError};
-use crate::server::Ready;
-use crate::{fault, work};
-
-/// How a server connection echoes: the block, the unit of the work per
-/// block, and the buffer it reads into, which holds every byte a client
-/// can have in flight (`window` blocks): pipelined blocks are read, and
-/// echoed, together.
-#[derive(Debug, Clone, Copy)]
-pub struct Echo {
-    pub block: usize,
-    pub buffer: usize,
-}
-
-/// Echoes every byte it reads, as soon as it reads it, until end of stream.
-///
-/// An error ends the connection quietly: the client sees it and reports it.
-pub async fn echo<S: Stream>(mut stream: S, shape: Echo) {
-    let mut buf = Vec::with_capacity(shape.buffer);
-    let mut echoed = 0;
-    loop {
-        let (read, mut b) = stream.read(buf).await;
-        let n = match read {
-            Ok(0) | Err(_) => return,
-            Ok(n) => n,
-        };
-        before_echo(&mut b[..n], echoed, shape.block);
-        echoed += n as u64;
-        let (written, b) = stream.write_all(b, n).await;
-        buf = b;
-        if written.is_err() {
-            return;
-        }
-    }
-}
-
-/// What a server does to `data` (stream offset `offset`) before echoing it:
-/// the work per block asked for, and the fault under test, if any. Every
-/// echo loop calls it, the shared one above and hand-written ones.
-pub fn before_echo(data: &mut [u8], offset: u64, block: usize) {
-    work::on_echo(offset, data.len(), block);
-    fault::corrupt(data, offset);
-}
-
-/// Accepts connections with `accept` and hands each to `spawn`, until
-/// accepting fails for good. Reports the listener as served first.
-pub async fn accept_loop<S>(
-    ready: &Ready,
-    mut accept: impl AsyncFnMut() -> io::Result<S>,
-    mut spawn: impl FnMut(S),
-) -> io::Result<()> {
-    ready.listening();
-    loop {
-        match accept().await {
-            Ok(stream) => spawn(stream),
-            // The peer gave up before we accepted: not the listener's fault.
-            Err(e) if e.kind() == io::ErrorKind::ConnectionAborted => {}
-            Err(e) => return Err(e),
-        }
-    }
-}
+use super::session::{Next, Session, SessionError};
+use super::state::Client;
+use crate::stream::Stream;
 
 /// What a runtime's task handle yields: nothing, or whether the task ran to
 /// its end (an error means it panicked or was cancelled).

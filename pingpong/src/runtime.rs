@@ -1,10 +1,13 @@
-//! What a runtime implements so that the shared protocol runs on it.
+//! What a runtime implements so that the shared protocol runs on it: how it
+//! serves and how it runs a client. (The IO of one connection is
+//! [`crate::stream::Stream`].)
 
 use std::io;
 use std::sync::Arc;
 use std::thread;
 
-use crate::{Client, Server};
+use crate::client::Client;
+use crate::server::Server;
 
 /// How a runtime's server threads take connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,9 +22,10 @@ pub enum ListenerModel {
 
 /// A runtime: how it serves and how it runs a client, on `threads` threads.
 ///
-/// Async runtimes implement both by spawning the loops of [`crate::session`]
-/// on their executors; event-loop baselines drive [`crate::protocol::Session`]
-/// themselves.
+/// Async runtimes implement both by spawning the shared loops
+/// ([`crate::server::echo`], [`crate::client::connection`]) on their
+/// executors; event-loop baselines drive [`crate::client::Session`] and
+/// [`crate::server::before_echo`] themselves.
 pub trait Runtime {
     const LISTENERS: ListenerModel;
 
@@ -31,26 +35,6 @@ pub trait Runtime {
     /// Opens the client's connections over its threads and runs every session
     /// to its end.
     fn client(client: &Arc<Client>) -> io::Result<()>;
-}
-
-/// An established TCP connection with TCP_NODELAY set, in the owned-buffer
-/// style that completion-based runtimes (io_uring) need; readiness-based
-/// runtimes lend the buffer to their read and give it back.
-///
-/// Buffers have a capacity of one block and are never reallocated. Futures
-/// need not be `Send`: a runtime that spawns across threads proves that at
-/// its own (concrete) call site.
-#[allow(async_fn_in_trait)]
-pub trait Stream {
-    /// Reads up to `buf.capacity()` bytes; on success `buf[..n]` holds them
-    /// (how long `buf` is otherwise is the implementation's business).
-    async fn read(&mut self, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>);
-
-    /// Writes all of `buf[..len]`.
-    async fn write_all(&mut self, buf: Vec<u8>, len: usize) -> (io::Result<()>, Vec<u8>);
-
-    /// Half-closes: the peer reads end of stream.
-    async fn shutdown_write(&mut self) -> io::Result<()>;
 }
 
 /// Runs `work` for each item on its own named OS thread and waits for all of

@@ -1,21 +1,19 @@
-//! The server side: its listening sockets, and the driver that reports
-//! readiness and serves until told to stop (stdin closed, or SIGTERM).
+//! The server process: binds, starts the runtime, prints the ready line
+//! once every listener is served, and serves until told to stop (stdin
+//! closed, or SIGTERM).
 
 use std::io;
 use std::net::{SocketAddr, TcpListener};
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::mpsc::{self, Receiver};
 use std::thread;
 use std::time::Duration;
 
-use socket2::{Domain, Protocol, Socket, Type};
-
 use crate::fault::{self, Fault};
-use crate::report::{Line, Ready as ReadyLine};
-use crate::session::Echo;
-use crate::{ListenerModel, Runtime, Unavailable, limits, work};
-
-/// Asked of listen(2); the kernel caps it at net.core.somaxconn.
-const BACKLOG: i32 = 65_535;
+use crate::runtime::{ListenerModel, Runtime};
+use crate::server::{Echo, Event, Ready, Server, backlog_in_force, bind};
+use crate::unavailable::Unavailable;
+use crate::wire::{Line, Ready as ReadyLine};
+use crate::{affinity, limits, work};
 
 /// How long the runtime may take to start serving its listeners.
 const START_DEADLINE: Duration = Duration::from_secs(30);
@@ -32,32 +30,6 @@ pub struct ServerConfig {
     /// Serve until killed, whatever stdin does: a server started by hand
     /// in the background, where stdin may be /dev/null.
     pub until_killed: bool,
-}
-
-/// What a runtime serves: bound, non-blocking listeners (one, or one per
-/// thread) and how each connection echoes.
-pub struct Server {
-    pub listeners: Vec<TcpListener>,
-    pub threads: usize,
-    pub echo: Echo,
-    pub ready: Ready,
-}
-
-enum Event {
-    Listening,
-    Ended(thread::Result<io::Result<()>>),
-    StdinClosed,
-}
-
-/// Tells the driver that one listener is being served.
-#[derive(Clone)]
-pub struct Ready(Sender<Event>);
-
-impl Ready {
-    pub fn listening(&self) {
-        // The driver outlives every listener; a failed send means it is exiting.
-        let _ = self.0.send(Event::Listening);
-    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -84,33 +56,6 @@ impl ServerError {
             _ => None,
         }
     }
-}
-
-/// Binds `count` listeners on one address; several share the port through
-/// SO_REUSEPORT, so that the kernel spreads connections over them.
-pub fn bind(addr: SocketAddr, count: usize) -> io::Result<Vec<TcpListener>> {
-    let mut listeners: Vec<TcpListener> = Vec::with_capacity(count);
-    for _ in 0..count {
-        let at = listeners.first().map_or(Ok(addr), |l| l.local_addr())?;
-        let socket = Socket::new(Domain::for_address(at), Type::STREAM, Some(Protocol::TCP))?;
-        socket.set_reuse_address(true)?;
-        if count > 1 {
-            socket.set_reuse_port(true)?;
-        }
-        socket.bind(&at.into())?;
-        socket.listen(BACKLOG)?;
-        socket.set_nonblocking(true)?;
-        listeners.push(socket.into());
-    }
-    Ok(listeners)
-}
-
-/// The backlog the kernel grants a listen(2) of [`BACKLOG`].
-fn backlog_in_force() -> u32 {
-    std::fs::read_to_string("/proc/sys/net/core/somaxconn")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .map_or(BACKLOG as u32, |max: u32| max.min(BACKLOG as u32))
 }
 
 /// Binds, starts the runtime, prints the ready line once every listener is
@@ -164,7 +109,7 @@ pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
         addr,
         listeners: count,
         backlog: backlog_in_force(),
-        cpus: crate::affinity::cpus(),
+        cpus: affinity::cpus(),
     })
     .print();
 

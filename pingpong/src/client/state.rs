@@ -1,19 +1,16 @@
-//! The client side: the state its connections share, and the driver that
-//! times the run (connect, warm up, measure, stop) from the main thread.
+//! The state every connection of one client process shares: what it was
+//! asked to do, where the run is, and what the connections counted.
 
+use std::fmt::Display;
 use std::net::SocketAddr;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc;
-use std::thread;
-use std::time::{Duration, Instant};
+use std::task::Waker;
+use std::time::Duration;
 
-use crate::fault::{self, Fault};
 use crate::gate::Gate;
-use crate::latency::{self, Recorders};
-use crate::protocol::{SessionError, pattern};
-use crate::report::{ClientResult, Line, Window};
-use crate::{Runtime, Unavailable, affinity, limits};
+use crate::latency::Recorders;
+use crate::protocol::pattern;
 
 /// Where the run is, as every connection sees it after each read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,17 +58,17 @@ pub struct Client {
 
 /// How the window's bytes were shared among the connections.
 #[derive(Debug, Default, Clone, Copy)]
-struct Shares {
+pub(crate) struct Shares {
     sum: f64,
     sum_of_squares: f64,
-    connections: usize,
-    starved: usize,
+    pub(crate) connections: usize,
+    pub(crate) starved: usize,
 }
 
 impl Shares {
     /// Jain's fairness index: 1 when every connection moved as many bytes,
     /// k/n when k connections moved everything evenly and the rest nothing.
-    fn fairness(&self) -> Option<f64> {
+    pub(crate) fn fairness(&self) -> Option<f64> {
         (self.sum_of_squares > 0.0)
             .then(|| self.sum * self.sum / (self.connections as f64 * self.sum_of_squares))
     }
@@ -131,6 +128,16 @@ impl Client {
         self.connected.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// How many connections are up.
+    pub fn connected_count(&self) -> usize {
+        self.connected.load(Ordering::Relaxed)
+    }
+
+    /// Every connection is up: traffic starts (the driver opens the gate).
+    pub(crate) fn start(&self) {
+        self.start.open();
+    }
+
     /// Whether every connection is up and traffic may start.
     pub fn started(&self) -> bool {
         self.start.is_open()
@@ -142,7 +149,7 @@ impl Client {
     }
 
     /// Wakes `waker` when every connection is up (for event loops).
-    pub fn notify_on_start(&self, waker: &std::task::Waker) {
+    pub fn notify_on_start(&self, waker: &Waker) {
         self.start.notify(waker)
     }
 
@@ -174,12 +181,12 @@ impl Client {
         }
     }
 
-    fn shares(&self) -> Shares {
+    pub(crate) fn shares(&self) -> Shares {
         *self.shares.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Records a failed connection; the first failure becomes the run's error.
-    pub fn fail(&self, error: &SessionError) {
+    pub fn fail(&self, error: impl Display) {
         let mut first = self.first_error.lock().unwrap_or_else(|e| e.into_inner());
         first.get_or_insert_with(|| error.to_string());
         self.failed.store(true, Ordering::Relaxed);
@@ -190,42 +197,12 @@ impl Client {
         self.failed.load(Ordering::Relaxed)
     }
 
-    fn error(&self) -> Option<String> {
+    /// The first failure recorded, if any.
+    pub(crate) fn error(&self) -> Option<String> {
         self.first_error
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
-    }
-}
-
-/// Why a client run produced no result.
-#[derive(Debug, thiserror::Error)]
-pub enum ClientError {
-    #[error("{0}")]
-    Limits(#[from] limits::LimitError),
-    #[error("{0}")]
-    Connection(String),
-    #[error("client runtime failed: {0}")]
-    Runtime(std::io::Error),
-    #[error("client runtime panicked")]
-    Panicked,
-    #[error("only {connected} of {wanted} connections were up after {after:?}")]
-    ConnectTimeout {
-        connected: usize,
-        wanted: usize,
-        after: Duration,
-    },
-    #[error("connections did not finish within {0:?} after the window closed")]
-    DrainTimeout(Duration),
-}
-
-impl ClientError {
-    /// Why the runtime cannot start here, if that is the error.
-    pub fn unavailable(&self) -> Option<&'static str> {
-        match self {
-            Self::Runtime(e) => Unavailable::of(e).map(|u| u.short),
-            _ => None,
-        }
     }
 }
 
@@ -256,136 +233,6 @@ impl ClientConfig {
     /// window and draining.
     pub fn deadline(&self) -> Duration {
         self.connect_deadline() + self.warmup + self.seconds + self.drain_deadline()
-    }
-}
-
-/// Runs the whole client: connect, warm up, measure, stop, report.
-pub fn run<R: Runtime>(config: ClientConfig) -> Result<ClientResult, ClientError> {
-    limits::raise_nofile(config.connections)?;
-    if let Some(Fault::ClientAbortAfter(after)) = fault::get() {
-        fault::abort_after(after);
-    }
-    let client = std::sync::Arc::new(Client::new(config));
-    let start = Instant::now();
-    let (done_tx, done_rx) = mpsc::channel();
-    {
-        let client = client.clone();
-        thread::Builder::new()
-            .name("client-runtime".into())
-            .spawn(move || {
-                let outcome =
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| R::client(&client)));
-                // The driver may have given up waiting: nobody to tell then.
-                let _ = done_tx.send(outcome);
-            })
-            .expect("spawning the client runtime thread");
-    }
-    // Once the sessions are over the result stands; the runtime's threads
-    // end with the process.
-    drive(&client, start, &done_rx)
-}
-
-type Outcome = std::thread::Result<std::io::Result<()>>;
-
-/// Times the run from the main thread; `start` is when the runtime was started.
-fn drive(
-    client: &Client,
-    start: Instant,
-    done: &mpsc::Receiver<Outcome>,
-) -> Result<ClientResult, ClientError> {
-    let config = &client.config;
-    let wanted = config.connections;
-
-    let connected = || client.connected.load(Ordering::Relaxed) >= wanted;
-    wait_for(
-        client,
-        done,
-        start + config.connect_deadline(),
-        connected,
-        || ClientError::ConnectTimeout {
-            connected: client.connected.load(Ordering::Relaxed),
-            wanted,
-            after: config.connect_deadline(),
-        },
-    )?;
-    let connect_seconds = start.elapsed().as_secs_f64();
-    client.start.open();
-
-    // The window's edges are announced so that the caller can sample the
-    // CPU time of both processes over the window alone.
-    thread::sleep(config.warmup);
-    client.set_phase(Phase::Measuring);
-    let window_start = Instant::now();
-    Line::Window(Window::Open).print();
-    thread::sleep(config.seconds);
-    client.set_phase(Phase::Stopping);
-    let window_end = Instant::now();
-    Line::Window(Window::Closed).print();
-    let seconds = (window_end - window_start).as_secs_f64();
-
-    // Every session over, not every thread gone: 10,000 exiting threads can
-    // take longer to tear down than the whole run.
-    let ended = || client.shares().connections >= wanted;
-    wait_for(
-        client,
-        done,
-        window_end + config.drain_deadline(),
-        ended,
-        || ClientError::DrainTimeout(config.drain_deadline()),
-    )?;
-    let shares = client.shares();
-    Ok(ClientResult {
-        threads: config.threads,
-        connections: wanted,
-        block: config.block,
-        bytes: client.bytes(),
-        seconds,
-        connect_seconds,
-        verified_connections: client.verified_connections(),
-        fairness: shares.fairness(),
-        starved_connections: shares.starved,
-        rtt_histogram: client.recorders().map(|r| latency::encode(&r.merged())),
-        cpus: affinity::cpus(),
-    })
-}
-
-/// Polls until `reached` holds. A failed connection, a runtime that ended
-/// first, or the deadline (the error `late` makes) ends the wait instead.
-fn wait_for(
-    client: &Client,
-    done: &mpsc::Receiver<Outcome>,
-    deadline: Instant,
-    reached: impl Fn() -> bool,
-    late: impl FnOnce() -> ClientError,
-) -> Result<(), ClientError> {
-    loop {
-        if let Some(e) = client.error() {
-            return Err(ClientError::Connection(e));
-        }
-        if reached() {
-            return Ok(());
-        }
-        if let Ok(outcome) = done.try_recv() {
-            return match (outcome, client.error()) {
-                (_, Some(e)) => Err(ClientError::Connection(e)),
-                (Ok(Ok(())), None) if reached() => Ok(()),
-                (outcome, None) => Err(runtime_ended_early(outcome)),
-            };
-        }
-        if Instant::now() > deadline {
-            return Err(late());
-        }
-        thread::sleep(Duration::from_millis(1));
-    }
-}
-
-fn runtime_ended_early(outcome: Outcome) -> ClientError {
-    match outcome {
-        Ok(Ok(())) => ClientError::Runtime(std::io::Error::other(
-            "the client runtime returned before the run ended",
-        )),
-        Ok(Err(e)) => ClientError::Runtime(e),
-        Err(_) => ClientError::Panicked,
     }
 }
 

@@ -1,0 +1,10 @@
+//! The client side: the state its connections share, each connection's
+//! protocol state machine, and the connection task of async runtimes.
+
+mod session;
+mod state;
+mod tasks;
+
+pub use session::{Next, Session, SessionError};
+pub use state::{Client, ClientConfig, Phase};
+pub use tasks::{Joined, all_connections, connection};

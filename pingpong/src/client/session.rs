@@ -1,0 +1,184 @@
+//! One client connection's protocol state, free of any IO: what it checks,
+//! what it counts, and what the caller does next. The async loop
+//! ([`super::tasks::connection`]) and hand-written event loops (the mio
+//! baseline) drive this one definition of the client's side.
+
+use std::io;
+
+use super::state::{Client, Phase};
+use crate::latency::Clock;
+use crate::protocol::{Mismatch, Verifier};
+
+/// Why one client connection failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("connect failed: {0}")]
+    Connect(#[source] io::Error),
+    #[error("connection failed after {offset} verified bytes: {source}")]
+    Io { offset: u64, source: io::Error },
+    #[error(
+        "server closed the connection after {offset} verified bytes, before the client stopped"
+    )]
+    Closed { offset: u64 },
+    #[error("corrupt stream: {0}")]
+    Corrupt(#[from] Mismatch),
+}
+
+/// What the caller does with bytes it just read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// Write them back.
+    Echo,
+    /// The window has closed: half-close now, then read until end of stream.
+    Stop,
+    /// Already stopped: keep reading until end of stream.
+    Drain,
+}
+
+/// One client connection's protocol state: verification and counting.
+///
+/// Bytes are counted only while the client is in its measurement window; the
+/// count joins the client's total when the session is dropped, so the hot path
+/// touches no shared counter. Drop it only after recording its failure: the
+/// client's driver takes every session ended as the run ended.
+pub struct Session<'a> {
+    client: &'a Client,
+    verifier: Verifier<'a>,
+    counted: u64,
+    draining: bool,
+    /// Absent when the client records no round-trip times.
+    clock: Option<Clock>,
+}
+
+impl<'a> Session<'a> {
+    pub fn new(client: &'a Client) -> Self {
+        Self {
+            client,
+            verifier: Verifier::new(&client.pattern),
+            counted: 0,
+            draining: false,
+            clock: client.recorders().map(Clock::new),
+        }
+    }
+
+    /// The blocks each connection opens with (its window), to be written
+    /// now: their round trips start.
+    pub fn first_block(&mut self) -> &'a [u8] {
+        if let Some(clock) = &mut self.clock {
+            clock.start(self.client.config.window);
+        }
+        &self.client.first
+    }
+
+    /// Takes bytes just read from the server.
+    pub fn on_data(&mut self, data: &[u8]) -> Result<Next, SessionError> {
+        let before = self.verifier.offset();
+        self.verifier.check(data)?;
+        if self.draining {
+            return Ok(Next::Drain);
+        }
+        let phase = self.client.phase();
+        if let Some(clock) = &mut self.clock {
+            // With a window of several blocks, one read may complete several.
+            let block = self.client.pattern.len() as u64;
+            for _ in before / block..self.verifier.offset() / block {
+                clock.block_completed(phase == Phase::Measuring);
+            }
+        }
+        Ok(match phase {
+            Phase::Running => Next::Echo,
+            Phase::Measuring => {
+                self.counted += data.len() as u64;
+                Next::Echo
+            }
+            Phase::Stopping => {
+                self.draining = true;
+                Next::Stop
+            }
+        })
+    }
+
+    /// The server closed its side: fine once the client has stopped, an error before.
+    pub fn on_eof(&self) -> Result<(), SessionError> {
+        if self.draining {
+            if self.verifier.offset() >= self.client.pattern.len() as u64 {
+                self.client.verified();
+            }
+            Ok(())
+        } else {
+            Err(SessionError::Closed {
+                offset: self.verifier.offset(),
+            })
+        }
+    }
+
+    /// Wraps an IO error with how far the stream got.
+    pub fn io_error(&self, source: io::Error) -> SessionError {
+        SessionError::Io {
+            offset: self.verifier.offset(),
+            source,
+        }
+    }
+}
+
+impl Drop for Session<'_> {
+    fn drop(&mut self) {
+        self.client.session_ended(self.counted);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::state::ClientConfig;
+    use crate::protocol::pattern;
+
+    fn stream(block: usize, len: usize) -> Vec<u8> {
+        let p = pattern(block);
+        (0..len).map(|k| p[k % block]).collect()
+    }
+
+    fn client(block: usize) -> Client {
+        Client::new(ClientConfig {
+            connect: "127.0.0.1:1".parse().unwrap(),
+            threads: 1,
+            connections: 1,
+            block,
+            warmup: std::time::Duration::ZERO,
+            seconds: std::time::Duration::ZERO,
+            latency: true,
+            window: 1,
+        })
+    }
+
+    #[test]
+    fn session_counts_only_inside_the_window_then_drains() {
+        let client = client(100);
+        let data = stream(100, 400);
+        {
+            let mut s = Session::new(&client);
+            s.first_block();
+            assert_eq!(s.on_data(&data[..100]).unwrap(), Next::Echo);
+            client.set_phase(Phase::Measuring);
+            assert_eq!(s.on_data(&data[100..250]).unwrap(), Next::Echo);
+            client.set_phase(Phase::Stopping);
+            assert_eq!(s.on_data(&data[250..300]).unwrap(), Next::Stop);
+            assert_eq!(s.on_data(&data[300..]).unwrap(), Next::Drain);
+            s.on_eof().unwrap();
+        }
+        assert_eq!(client.bytes(), 150);
+        assert_eq!(client.verified_connections(), 1);
+        // Blocks completed at 100 (warm-up) and 200 (window): one time recorded.
+        assert_eq!(client.recorders().unwrap().merged().len(), 1);
+    }
+
+    #[test]
+    fn end_of_stream_before_the_stop_is_an_error() {
+        let client = client(100);
+        let s = Session::new(&client);
+        assert!(matches!(
+            s.on_eof(),
+            Err(SessionError::Closed { offset: 0 })
+        ));
+    }
+}

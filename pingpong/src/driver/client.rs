@@ -1,0 +1,176 @@
+//! The client process: starts the runtime's connections, then times the run
+//! from the main thread (connect, warm up, measure, stop) and reports it.
+
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::client::{Client, ClientConfig, Phase};
+use crate::fault::{self, Fault};
+use crate::latency;
+use crate::runtime::Runtime;
+use crate::unavailable::Unavailable;
+use crate::wire::{ClientResult, Line, Window};
+use crate::{affinity, limits};
+
+/// Why a client run produced no result.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("{0}")]
+    Limits(#[from] limits::LimitError),
+    #[error("{0}")]
+    Connection(String),
+    #[error("client runtime failed: {0}")]
+    Runtime(std::io::Error),
+    #[error("client runtime panicked")]
+    Panicked,
+    #[error("only {connected} of {wanted} connections were up after {after:?}")]
+    ConnectTimeout {
+        connected: usize,
+        wanted: usize,
+        after: Duration,
+    },
+    #[error("connections did not finish within {0:?} after the window closed")]
+    DrainTimeout(Duration),
+}
+
+impl ClientError {
+    /// Why the runtime cannot start here, if that is the error.
+    pub fn unavailable(&self) -> Option<&'static str> {
+        match self {
+            Self::Runtime(e) => Unavailable::of(e).map(|u| u.short),
+            _ => None,
+        }
+    }
+}
+
+/// Runs the whole client: connect, warm up, measure, stop, report.
+pub fn run<R: Runtime>(config: ClientConfig) -> Result<ClientResult, ClientError> {
+    limits::raise_nofile(config.connections)?;
+    if let Some(Fault::ClientAbortAfter(after)) = fault::get() {
+        fault::abort_after(after);
+    }
+    let client = Arc::new(Client::new(config));
+    let start = Instant::now();
+    let (done_tx, done_rx) = mpsc::channel();
+    {
+        let client = client.clone();
+        thread::Builder::new()
+            .name("client-runtime".into())
+            .spawn(move || {
+                let outcome =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| R::client(&client)));
+                // The driver may have given up waiting: nobody to tell then.
+                let _ = done_tx.send(outcome);
+            })
+            .expect("spawning the client runtime thread");
+    }
+    // Once the sessions are over the result stands; the runtime's threads
+    // end with the process.
+    drive(&client, start, &done_rx)
+}
+
+type Outcome = std::thread::Result<std::io::Result<()>>;
+
+/// Times the run from the main thread; `start` is when the runtime was started.
+fn drive(
+    client: &Client,
+    start: Instant,
+    done: &mpsc::Receiver<Outcome>,
+) -> Result<ClientResult, ClientError> {
+    let config = &client.config;
+    let wanted = config.connections;
+
+    let connected = || client.connected_count() >= wanted;
+    wait_for(
+        client,
+        done,
+        start + config.connect_deadline(),
+        connected,
+        || ClientError::ConnectTimeout {
+            connected: client.connected_count(),
+            wanted,
+            after: config.connect_deadline(),
+        },
+    )?;
+    let connect_seconds = start.elapsed().as_secs_f64();
+    client.start();
+
+    // The window's edges are announced so that the caller can sample the
+    // CPU time of both processes over the window alone.
+    thread::sleep(config.warmup);
+    client.set_phase(Phase::Measuring);
+    let window_start = Instant::now();
+    Line::Window(Window::Open).print();
+    thread::sleep(config.seconds);
+    client.set_phase(Phase::Stopping);
+    let window_end = Instant::now();
+    Line::Window(Window::Closed).print();
+    let seconds = (window_end - window_start).as_secs_f64();
+
+    // Every session over, not every thread gone: 10,000 exiting threads can
+    // take longer to tear down than the whole run.
+    let ended = || client.shares().connections >= wanted;
+    wait_for(
+        client,
+        done,
+        window_end + config.drain_deadline(),
+        ended,
+        || ClientError::DrainTimeout(config.drain_deadline()),
+    )?;
+    let shares = client.shares();
+    Ok(ClientResult {
+        threads: config.threads,
+        connections: wanted,
+        block: config.block,
+        bytes: client.bytes(),
+        seconds,
+        connect_seconds,
+        verified_connections: client.verified_connections(),
+        fairness: shares.fairness(),
+        starved_connections: shares.starved,
+        rtt_histogram: client.recorders().map(|r| latency::encode(&r.merged())),
+        cpus: affinity::cpus(),
+    })
+}
+
+/// Polls until `reached` holds. A failed connection, a runtime that ended
+/// first, or the deadline (the error `late` makes) ends the wait instead.
+fn wait_for(
+    client: &Client,
+    done: &mpsc::Receiver<Outcome>,
+    deadline: Instant,
+    reached: impl Fn() -> bool,
+    late: impl FnOnce() -> ClientError,
+) -> Result<(), ClientError> {
+    loop {
+        if let Some(e) = client.error() {
+            return Err(ClientError::Connection(e));
+        }
+        if reached() {
+            return Ok(());
+        }
+        if let Ok(outcome) = done.try_recv() {
+            return match (outcome, client.error()) {
+                (_, Some(e)) => Err(ClientError::Connection(e)),
+                (Ok(Ok(())), None) if reached() => Ok(()),
+                (outcome, None) => Err(runtime_ended_early(outcome)),
+            };
+        }
+        if Instant::now() > deadline {
+            return Err(late());
+        }
+        thread::sleep(Duration::from_millis(1));
+    }
+}
+
+fn runtime_ended_early(outcome: Outcome) -> ClientError {
+    match outcome {
+        Ok(Ok(())) => ClientError::Runtime(std::io::Error::other(
+            "the client runtime returned before the run ended",
+        )),
+        Ok(Err(e)) => ClientError::Runtime(e),
+        Err(_) => ClientError::Panicked,
+    }
+}

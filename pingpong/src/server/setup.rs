@@ -1,0 +1,76 @@
+//! What a server runtime is handed: its bound listeners, how each
+//! connection echoes, and the channel on which it reports a listener served.
+
+use std::io;
+use std::net::{SocketAddr, TcpListener};
+use std::sync::mpsc::Sender;
+use std::thread;
+
+use socket2::{Domain, Protocol, Socket, Type};
+
+/// Asked of listen(2); the kernel caps it at net.core.somaxconn.
+const BACKLOG: i32 = 65_535;
+
+/// How a server connection echoes: the block, the unit of the work per
+/// block, and the buffer it reads into, which holds every byte a client
+/// can have in flight (`window` blocks): pipelined blocks are read, and
+/// echoed, together.
+#[derive(Debug, Clone, Copy)]
+pub struct Echo {
+    pub block: usize,
+    pub buffer: usize,
+}
+
+/// What a runtime serves: bound, non-blocking listeners (one, or one per
+/// thread) and how each connection echoes.
+pub struct Server {
+    pub listeners: Vec<TcpListener>,
+    pub threads: usize,
+    pub echo: Echo,
+    pub ready: Ready,
+}
+
+/// What the server's driver hears from the runtime and from stdin.
+pub(crate) enum Event {
+    Listening,
+    Ended(thread::Result<io::Result<()>>),
+    StdinClosed,
+}
+
+/// Tells the driver that one listener is being served.
+#[derive(Clone)]
+pub struct Ready(pub(crate) Sender<Event>);
+
+impl Ready {
+    pub fn listening(&self) {
+        // The driver outlives every listener; a failed send means it is exiting.
+        let _ = self.0.send(Event::Listening);
+    }
+}
+
+/// Binds `count` listeners on one address; several share the port through
+/// SO_REUSEPORT, so that the kernel spreads connections over them.
+pub fn bind(addr: SocketAddr, count: usize) -> io::Result<Vec<TcpListener>> {
+    let mut listeners: Vec<TcpListener> = Vec::with_capacity(count);
+    for _ in 0..count {
+        let at = listeners.first().map_or(Ok(addr), |l| l.local_addr())?;
+        let socket = Socket::new(Domain::for_address(at), Type::STREAM, Some(Protocol::TCP))?;
+        socket.set_reuse_address(true)?;
+        if count > 1 {
+            socket.set_reuse_port(true)?;
+        }
+        socket.bind(&at.into())?;
+        socket.listen(BACKLOG)?;
+        socket.set_nonblocking(true)?;
+        listeners.push(socket.into());
+    }
+    Ok(listeners)
+}
+
+/// The backlog the kernel grants a listen(2) of [`BACKLOG`].
+pub(crate) fn backlog_in_force() -> u32 {
+    std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .map_or(BACKLOG as u32, |max: u32| max.min(BACKLOG as u32))
+}
