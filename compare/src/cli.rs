@@ -1,14 +1,16 @@
-//! The command line of `compare`.
+//! The command line of `compare`, as clap reads it: the only module that
+//! knows clap. The options module turns what it parsed into each command's
+//! options, validated once.
 
 use std::path::PathBuf;
+use std::str::FromStr;
 
-use clap::builder::TypedValueParser;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use pingpong::protocol::MAX_IN_FLIGHT;
 
-use crate::check;
 use crate::placement::Pin;
-use crate::report::Format;
+use crate::{check, defaults, report};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -50,12 +52,15 @@ pub struct CheckArgs {
     #[arg(long, requires = "baseline")]
     pub candidate: Option<String>,
     /// Smallest change, in percent, that counts as a regression or improvement.
-    #[arg(long, default_value_t = 5.0, value_parser = percent)]
+    #[arg(long, default_value_t = defaults::THRESHOLD_PERCENT, value_parser = percent)]
     pub threshold: f64,
     /// Confidence of the interval: 0.95 or 95.
-    #[arg(long, default_value_t = 0.95, value_parser = confidence)]
+    #[arg(long, default_value_t = defaults::CONFIDENCE, value_parser = confidence)]
     pub confidence: f64,
-    #[arg(long, value_enum, default_value_t = check::Format::Table)]
+    /// table (for the terminal), markdown, bmf (Bencher Metric Format: the
+    /// candidate's figures) or github-action-benchmark (customBiggerIsBetter:
+    /// the candidate's throughput).
+    #[arg(long, default_value = "table", value_parser = one_of::<check::Format>(check::Format::NAMES))]
     pub format: check::Format,
 }
 
@@ -64,8 +69,9 @@ pub struct ReportArgs {
     /// A results.json, or the folder of a run.
     pub results: PathBuf,
     /// Formats to write (comma-separated).
-    #[arg(long, value_delimiter = ',', default_values = ["markdown", "csv", "json", "svg", "html"])]
-    pub format: Vec<Format>,
+    #[arg(long, value_delimiter = ',', default_values = report::Format::NAMES,
+          value_parser = one_of::<report::Format>(report::Format::NAMES))]
+    pub format: Vec<report::Format>,
     /// Folder to write into (default: the folder of the results file).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -107,31 +113,31 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true, value_parser = count(1024))]
     pub threads: Vec<usize>,
     /// Bytes per block (a list runs each size at every load).
-    #[arg(long, value_delimiter = ',', default_value = "16384", allow_negative_numbers = true, value_parser = count(MAX_IN_FLIGHT as i64))]
+    #[arg(long, value_delimiter = ',', default_values_t = [defaults::BLOCK], allow_negative_numbers = true, value_parser = count(MAX_IN_FLIGHT as i64))]
     pub block: Vec<usize>,
     /// Blocks in flight per connection (pipelining; 1 in muduo's pingpong).
     /// Each window runs with each block size.
-    #[arg(long, value_delimiter = ',', default_value = "1", allow_negative_numbers = true, value_parser = count(1024))]
+    #[arg(long, value_delimiter = ',', default_values_t = [defaults::WINDOW], allow_negative_numbers = true, value_parser = count(1024))]
     pub window: Vec<usize>,
     /// Units of deterministic CPU work the server does per block echoed
     /// (one unit: one round of splitmix64).
     #[arg(long, default_value_t = 0)]
     pub work: u64,
     /// Length of the measurement window, in seconds.
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true, value_parser = pingpong::cli::seconds(true))]
+    #[arg(long, default_value_t = defaults::SECONDS, allow_negative_numbers = true, value_parser = pingpong::cli::seconds(true))]
     pub seconds: f64,
     /// Seconds of pingpong after connecting, before the window.
-    #[arg(long, default_value_t = 0.25, allow_negative_numbers = true, value_parser = pingpong::cli::seconds(false))]
+    #[arg(long, default_value_t = defaults::WARMUP, allow_negative_numbers = true, value_parser = pingpong::cli::seconds(false))]
     pub warmup: f64,
     /// Repetitions of each cell; the cell's figure is their median.
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = count(1000))]
+    #[arg(long, default_value_t = defaults::REPEAT, allow_negative_numbers = true, value_parser = count(1000))]
     pub repeat: usize,
     /// Mark a cell noisy when its max MiB/s exceeds its min by more than this percentage.
-    #[arg(long, default_value_t = 10.0, value_parser = percent)]
+    #[arg(long, default_value_t = defaults::NOISY_PERCENT, value_parser = percent)]
     pub noisy: f64,
     /// CPU placement: auto (disjoint sets, one CPU per thread where there are
     /// enough), none, or SERVER_CPUS/CLIENT_CPUS such as 0-3/4-7.
-    #[arg(long, default_value = "auto")]
+    #[arg(long, default_value = defaults::PIN)]
     pub pin: Pin,
     /// Do not record round-trip times.
     #[arg(long)]
@@ -153,6 +159,19 @@ pub struct RunArgs {
     /// Take the pingpong-<name> binaries from this folder instead of building them.
     #[arg(long)]
     pub bin_dir: Option<PathBuf>,
+    /// The cargo profile to build the runtime binaries with (none is built
+    /// with --bin-dir); results record it. Published figures use release;
+    /// the tests use dev, which builds in seconds.
+    #[arg(long, env = defaults::PROFILE_ENV, default_value = defaults::PROFILE)]
+    pub profile: String,
+}
+
+/// One of `names`, parsed as a `T`: clap lists the names in its help and errors.
+fn one_of<T>(names: &'static [&'static str]) -> impl TypedValueParser<Value = T>
+where
+    T: FromStr<Err: std::fmt::Debug> + Clone + Send + Sync + 'static,
+{
+    PossibleValuesParser::new(names).map(|name| name.parse().expect("a name of the list parses"))
 }
 
 /// A whole number from 1 to `max`; 0 and negative numbers get the range.

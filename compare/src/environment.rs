@@ -1,22 +1,24 @@
 //! What a run records about where it ran: the machine, the toolchain, the
 //! suite's own commit, and a hash of every binary that ran.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, Result};
+use procfs::{CpuInfo, Current, Meminfo};
 use sha2::{Digest, Sha256};
 
+use crate::adapters::RUSTC_VERSION;
 use crate::binaries;
 use crate::results::{Host, Suite};
 
-/// The suite: version, toolchain, and the SHA-256 of each binary; when
-/// `built` (from the source tree, just now), the tree's git commit too.
-/// Prebuilt binaries (`--bin-dir`) came from who knows which tree: their
-/// hashes identify them.
-pub fn suite(bins: &HashMap<String, PathBuf>, built: bool) -> Result<Suite> {
+/// The suite: version, toolchain, and the SHA-256 of each program by name;
+/// when `built` with cargo profile `profile` (from the source tree, just
+/// now), the tree's git commit too. Prebuilt binaries (`--bin-dir`) came
+/// from who knows which tree: their hashes identify them.
+pub fn suite(programs: &BTreeMap<String, PathBuf>, built: bool, profile: &str) -> Result<Suite> {
     let root = binaries::source_tree().filter(|_| built);
     let git = |args: &[&str]| {
         let out = Command::new("git")
@@ -32,7 +34,7 @@ pub fn suite(bins: &HashMap<String, PathBuf>, built: bool) -> Result<Suite> {
         .as_ref()
         .and_then(|_| git(&["status", "--porcelain", "--untracked-files=no"]))
         .map(|s| !s.is_empty());
-    let binaries = bins
+    let binaries = programs
         .iter()
         .map(|(name, path)| Ok((name.clone(), sha256(path)?)))
         .collect::<Result<_>>()?;
@@ -44,14 +46,11 @@ pub fn suite(bins: &HashMap<String, PathBuf>, built: bool) -> Result<Suite> {
         }),
         dirty,
         rustc: Some(rustc(built)),
-        profile: Some(
-            if built {
-                "release"
-            } else {
-                "prebuilt (--bin-dir)"
-            }
-            .into(),
-        ),
+        profile: Some(if built {
+            profile.into()
+        } else {
+            "prebuilt (--bin-dir)".into()
+        }),
         binaries,
     })
 }
@@ -77,40 +76,26 @@ fn rustc(built: bool) -> String {
     built
         .then(current)
         .flatten()
-        .unwrap_or_else(|| format!("rustc {}", crate::implementations::RUSTC_VERSION))
+        .unwrap_or_else(|| format!("rustc {RUSTC_VERSION}"))
 }
 
 /// The machine as this run sees it.
 pub fn host(cpus: Vec<usize>) -> Host {
-    let read = |path: &str| fs::read_to_string(path).ok();
-    let cpuinfo = read("/proc/cpuinfo").unwrap_or_default();
-    let field = |line: &str, key: &str| {
-        let (k, v) = line.split_once(':')?;
-        (k.trim() == key).then(|| v.trim().to_string())
-    };
+    let cpuinfo = CpuInfo::current().ok();
     let cpu_model = cpuinfo
-        .lines()
-        .find_map(|l| field(l, "model name"))
-        .or_else(|| std::env::consts::ARCH.to_string().into());
-    let logical_cpus = cpuinfo
-        .lines()
-        .filter(|l| field(l, "processor").is_some())
-        .count();
+        .as_ref()
+        .and_then(|c| c.model_name(0))
+        .map(String::from)
+        .or_else(|| Some(std::env::consts::ARCH.to_string()));
     // A core is a (package, core) pair; hyperthreads share one.
-    let mut cores = BTreeSet::new();
-    let mut package = String::new();
-    for line in cpuinfo.lines() {
-        if let Some(p) = field(line, "physical id") {
-            package = p;
-        } else if let Some(core) = field(line, "core id") {
-            cores.insert((package.clone(), core));
-        }
-    }
-    let memory_kib = read("/proc/meminfo").and_then(|m| {
-        m.lines()
-            .find_map(|l| l.strip_prefix("MemTotal:"))
-            .and_then(|v| v.split_whitespace().next()?.parse().ok())
-    });
+    let cores: BTreeSet<(Option<&str>, &str)> = cpuinfo
+        .iter()
+        .flat_map(|c| {
+            (0..c.num_cores()).filter_map(move |i| {
+                Some((c.get_field(i, "physical id"), c.get_field(i, "core id")?))
+            })
+        })
+        .collect();
     let nofile = pingpong::limits::nofile().ok();
     let io_uring = pingpong::Unavailable::probe_io_uring();
     Host {
@@ -119,11 +104,13 @@ pub fn host(cpus: Vec<usize>) -> Host {
             .map(|h| h.to_string_lossy().into_owned()),
         cpus,
         cpu_model,
-        logical_cpus: Some(logical_cpus),
+        logical_cpus: cpuinfo.as_ref().map(CpuInfo::num_cores),
         physical_cores: (!cores.is_empty()).then_some(cores.len()),
-        memory_kib,
-        kernel: read("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()),
-        somaxconn: read("/proc/sys/net/core/somaxconn").and_then(|s| s.trim().parse().ok()),
+        memory_kib: Meminfo::current().ok().map(|m| m.mem_total / 1024),
+        kernel: nix::sys::utsname::uname()
+            .ok()
+            .map(|u| u.release().to_string_lossy().into_owned()),
+        somaxconn: pingpong::limits::somaxconn(),
         io_uring: Some(io_uring.is_ok()),
         io_uring_error: io_uring.err().map(|e| e.to_string()),
         nofile_soft: nofile.map(|n| n.0),

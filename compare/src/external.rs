@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail, ensure};
 use regex::Regex;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// What `{name}` in a command becomes.
@@ -23,7 +24,7 @@ pub const PLACEHOLDERS: [&str; 8] = [
 ];
 
 /// An external implementation, as its file describes it; runs record it whole.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct External {
     /// The name it goes by in the run (`--external NAME=FILE`).
@@ -41,14 +42,14 @@ pub struct External {
     pub client: ClientCommand,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ServerCommand {
     /// Serves on `{host}:{port}` until killed.
     pub command: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClientCommand {
     /// Runs `{connections}` connections to `{host}:{port}` for `{seconds}`, then exits.
@@ -63,7 +64,7 @@ pub struct ClientCommand {
     pub whole_seconds: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum Unit {
     #[serde(rename = "MiB/s")]
     MibPerS,
@@ -233,9 +234,7 @@ impl External {
             let found = if program.components().count() > 1 {
                 Some(program.clone()).filter(|p| p.is_file())
             } else {
-                std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-                    .map(|dir| dir.join(&program))
-                    .find(|p| p.is_file())
+                which::which(&program).ok()
             };
             let found = found.with_context(|| {
                 format!(

@@ -1,9 +1,12 @@
 //! Which loads to run: the muduo article's matrix, or a cross product.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// One point of the matrix; every implementation runs at every load.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
 pub struct Load {
     pub threads: usize,
     pub connections: usize,

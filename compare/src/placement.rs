@@ -4,12 +4,11 @@ use std::fmt;
 use std::str::FromStr;
 
 use anyhow::{Context, Result, bail, ensure};
-use nix::sched::{CpuSet, sched_getaffinity};
-use nix::unistd::Pid;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The CPUs each side of a cell was confined to.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Placement {
     pub server_cpus: Vec<usize>,
     pub client_cpus: Vec<usize>,
@@ -19,10 +18,7 @@ pub struct Placement {
 
 /// The CPUs this process may run on.
 pub fn available_cpus() -> Result<Vec<usize>> {
-    let set = sched_getaffinity(Pid::from_raw(0)).context("reading the CPU affinity")?;
-    Ok((0..CpuSet::count())
-        .filter(|&cpu| set.is_set(cpu).unwrap_or(false))
-        .collect())
+    pingpong::affinity::of(0).context("reading the CPU affinity")
 }
 
 /// `--pin`: how server and client are placed on CPUs.
@@ -170,14 +166,6 @@ fn place(cpus: &[usize], threads: usize) -> Placement {
         client_cpus: cpus[per_side..2 * per_side].to_vec(),
         oversubscribed: threads > per_side,
     }
-}
-
-pub fn cpu_set(cpus: &[usize]) -> Result<CpuSet> {
-    let mut set = CpuSet::new();
-    for &cpu in cpus {
-        set.set(cpu).with_context(|| format!("CPU {cpu}"))?;
-    }
-    Ok(set)
 }
 
 #[cfg(test)]

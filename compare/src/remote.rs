@@ -7,13 +7,23 @@ use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail, ensure};
+use url::{Host as UrlHost, Url};
 
 use crate::results::{Host, Remote};
-use crate::runner::Site;
 
 /// The environment variable that replaces `ssh` (with options), as
 /// GIT_SSH_COMMAND does for git: `ssh -F ./ssh_config`, say.
 pub const SSH_COMMAND: &str = "COMPARE_SSH_COMMAND";
+
+/// Where the server of every repetition runs.
+pub enum Site {
+    /// Here, started and stopped by each repetition.
+    Local,
+    /// On another host, started and stopped over ssh by each repetition.
+    Ssh(Ssh),
+    /// Already running at this address, started by hand.
+    Given(SocketAddr),
+}
 
 /// A host reached over ssh, where the same binaries lie in `bin_dir`.
 pub struct Ssh {
@@ -85,31 +95,28 @@ fn resolve(address: &str) -> Result<SocketAddr> {
 impl Ssh {
     /// Parses `ssh://[USER@]HOST[:PORT]`.
     fn parse(url: &str, bin_dir: PathBuf) -> Result<Self> {
-        let rest = url
-            .strip_prefix("ssh://")
-            .with_context(|| format!("--remote {url:?}: expected ssh://[USER@]HOST[:PORT]"))?;
-        // An IPv6 host comes in brackets, so that its colons are not a port's.
-        let (destination, port) = match rest.rsplit_once("]:") {
-            Some((d, p)) => (format!("{d}]"), Some(p)),
-            None if rest.ends_with(']') || rest.matches(':').count() != 1 => (rest.into(), None),
-            None => rest
-                .split_once(':')
-                .map(|(d, p)| (d.to_string(), Some(p)))
-                .unwrap_or_default(),
+        let expected = || format!("--remote {url:?}: expected ssh://[USER@]HOST[:PORT]");
+        let parsed = Url::parse(url).with_context(expected)?;
+        ensure!(parsed.scheme() == "ssh", expected());
+        // ssh takes an IPv6 address without the URL's brackets.
+        let host = match parsed.host() {
+            Some(UrlHost::Domain(name)) => name.to_string(),
+            Some(UrlHost::Ipv4(ip)) => ip.to_string(),
+            Some(UrlHost::Ipv6(ip)) => ip.to_string(),
+            None => bail!("--remote {url:?} names no host"),
         };
-        let port = port
-            .map(|p| p.parse::<u16>())
-            .transpose()
-            .with_context(|| format!("--remote {url:?}: the port is not a number"))?;
-        let destination = destination.replace(['[', ']'], "");
-        let host = destination.rsplit('@').next().unwrap_or_default();
         ensure!(!host.is_empty(), "--remote {url:?} names no host");
-        let ip = (host, 0)
+        let ip = (host.as_str(), 0)
             .to_socket_addrs()
             .with_context(|| format!("--remote {url:?}: cannot resolve {host}"))?
             .next()
             .with_context(|| format!("--remote {url:?}: {host} has no address"))?
             .ip();
+        let destination = match parsed.username() {
+            "" => host,
+            user => format!("{user}@{host}"),
+        };
+        let port = parsed.port();
         let command = std::env::var(SSH_COMMAND).unwrap_or_else(|_| "ssh".into());
         let mut words = shlex::split(&command)
             .filter(|w| !w.is_empty())

@@ -1,5 +1,6 @@
 //! The results file (schema 1): what a run measured, as data. Later readers
-//! (tables, reports, regression checks) read only this.
+//! (tables, reports, regression checks) read only this. Its JSON Schema is
+//! generated from these types (`docs/results.schema.json`).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -7,17 +8,20 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context, Result, ensure};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::defaults;
 use crate::external::External;
-use crate::implementations::Variant;
+use crate::implementation::Implementation;
 use crate::matrix::{Load, Workload};
 use crate::placement::Placement;
+use crate::stats;
 use crate::usage::Usage;
 
 pub const SCHEMA: u32 = 1;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Results {
     pub schema: u32,
     pub suite: Suite,
@@ -30,7 +34,7 @@ pub struct Results {
     pub cells: Vec<Cell>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Suite {
     pub version: String,
     /// The git commit of the source tree, with "-dirty" for uncommitted changes.
@@ -49,7 +53,7 @@ pub struct Suite {
     pub binaries: BTreeMap<String, String>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(default)]
 pub struct Host {
     pub name: Option<String>,
@@ -71,9 +75,11 @@ pub struct Host {
 }
 
 /// The options of the run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Config {
-    pub runtimes: Vec<String>,
+    /// The implementations measured (their servers), in the tables' order.
+    #[serde(rename = "runtimes")]
+    pub implementations: Vec<String>,
     /// The client implementation every cell used, when one was fixed.
     pub client: Option<String>,
     pub loads: Vec<Load>,
@@ -118,7 +124,7 @@ pub struct Config {
 }
 
 /// A server on another host.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Remote {
     /// `--server HOST:PORT`: already running there, started by hand.
@@ -131,7 +137,7 @@ pub enum Remote {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Ok,
@@ -140,10 +146,11 @@ pub enum Status {
 }
 
 /// One implementation at one load: its repetitions and their summary.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Cell {
-    /// The server implementation.
-    pub runtime: String,
+    /// The implementation measured: its server (and its client, unless fixed).
+    #[serde(rename = "runtime")]
+    pub implementation: String,
     pub version: String,
     pub model: String,
     /// False where `threads` has no effect (one thread per connection).
@@ -155,7 +162,7 @@ pub struct Cell {
     pub connections: usize,
     pub block: usize,
     /// Blocks in flight per connection.
-    #[serde(default = "one")]
+    #[serde(default = "default_window")]
     pub window: usize,
     /// Units of server CPU work per block echoed.
     #[serde(default)]
@@ -179,7 +186,7 @@ pub struct Cell {
 
 /// Median, min and max over a cell's runs of each figure (absent where no
 /// run has it, e.g. round-trip times with `--no-latency`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Figures {
     pub messages_per_s: Option<Summary>,
     pub rtt_p50_us: Option<Summary>,
@@ -197,7 +204,7 @@ pub struct Figures {
 }
 
 /// One repetition of a cell.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Run {
     /// Position of this run in the whole run's sequence (repetitions are interleaved).
     pub order: usize,
@@ -235,7 +242,7 @@ pub struct Run {
 
 /// Round-trip time percentiles of one run, in microseconds, and the
 /// histogram they come from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Rtt {
     /// Round trips recorded (blocks that came back inside the window).
     pub count: u64,
@@ -268,7 +275,7 @@ impl Rtt {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Summary {
     pub median: f64,
     pub min: f64,
@@ -278,30 +285,30 @@ pub struct Summary {
 impl Summary {
     /// `None` for no values.
     pub fn of(values: impl IntoIterator<Item = f64>) -> Option<Self> {
-        let mut v: Vec<f64> = values.into_iter().collect();
-        if v.is_empty() {
-            return None;
-        }
-        v.sort_by(f64::total_cmp);
-        let mid = v.len() / 2;
-        let median = if v.len() % 2 == 1 {
-            v[mid]
-        } else {
-            (v[mid - 1] + v[mid]) / 2.0
-        };
+        let v: Vec<f64> = values.into_iter().collect();
         Some(Self {
-            median,
-            min: v[0],
-            max: v[v.len() - 1],
+            median: stats::median(&v)?,
+            min: v.iter().copied().reduce(f64::min)?,
+            max: v.iter().copied().reduce(f64::max)?,
         })
     }
 }
 
-fn one() -> usize {
-    1
+fn default_window() -> usize {
+    defaults::WINDOW
 }
 
 impl Config {
+    /// The CPU placement, as the run set it or by default.
+    pub fn pin(&self) -> &str {
+        self.pin.as_deref().unwrap_or(defaults::PIN)
+    }
+
+    /// The noise threshold, as the run set it or by default.
+    pub fn noisy_percent(&self) -> f64 {
+        self.noisy_percent.unwrap_or(defaults::NOISY_PERCENT)
+    }
+
     /// Every block size with every window, in the order they run.
     pub fn workloads(&self) -> Vec<Workload> {
         let blocks = if self.blocks.is_empty() {
@@ -310,7 +317,7 @@ impl Config {
             self.blocks.clone()
         };
         let windows = if self.windows.is_empty() {
-            vec![1]
+            vec![defaults::WINDOW]
         } else {
             self.windows.clone()
         };
@@ -392,13 +399,24 @@ impl Cell {
     }
 }
 
-/// An implementation as built for a run: what it is and the crate version it got.
-pub struct Built {
-    pub variant: Variant,
-    pub version: String,
-}
-
 impl Results {
+    /// A new run's results: its options, and nothing measured yet.
+    pub fn new(config: Config) -> Self {
+        Self {
+            schema: SCHEMA,
+            suite: Suite::default(),
+            host: Host::default(),
+            server_host: None,
+            config,
+            cells: Vec::new(),
+        }
+    }
+
+    /// The repetitions recorded.
+    pub fn runs(&self) -> usize {
+        self.cells.iter().map(|c| c.runs.len()).sum()
+    }
+
     /// Reads a results file of this schema.
     pub fn load(path: &Path) -> Result<Self> {
         let text =
@@ -420,35 +438,37 @@ impl Results {
             .with_context(|| format!("{name} is not a valid results file"))?;
         // Summaries follow from the runs: files written before a figure
         // existed get it wherever their runs have the data.
-        let noisy = results.config.noisy_percent.unwrap_or(10.0);
+        let noisy = results.config.noisy_percent();
         for cell in &mut results.cells {
             cell.summarize(noisy);
         }
         Ok(results)
     }
 
-    /// The index of the cell of `server` at `load`, made (with no runs) if new.
+    /// The index of the cell of `server` (with `client`'s client) at
+    /// `load`, made (with no runs) if new; each side is an implementation
+    /// and the version its program was built on.
     pub fn cell_index(
         &mut self,
-        server: &Built,
-        client: &Built,
+        server: (&Implementation, &str),
+        client: (&Implementation, &str),
         load: Load,
         workload: Workload,
         placement: &Placement,
     ) -> usize {
-        let (server_name, client_name) = (server.variant.name(), client.variant.name());
+        let (server_name, client_name) = (server.0.name(), client.0.name());
         let found = self.cells.iter().position(|c| {
-            (&c.runtime, &c.client, c.load(), c.workload())
+            (&c.implementation, &c.client, c.load(), c.workload())
                 == (&server_name, &client_name, load, workload)
         });
         found.unwrap_or_else(|| {
             self.cells.push(Cell {
-                runtime: server_name,
-                version: server.version.clone(),
-                model: server.variant.model(),
-                threads_matter: server.variant.threads_matter() && client.variant.threads_matter(),
+                implementation: server_name,
+                version: server.1.into(),
+                model: server.0.model(),
+                threads_matter: server.0.threads_matter() && client.0.threads_matter(),
                 client: client_name,
-                client_version: client.version.clone(),
+                client_version: client.1.into(),
                 threads: load.threads,
                 connections: load.connections,
                 block: workload.block,
@@ -468,15 +488,16 @@ impl Results {
     }
 
     /// Writes the file so that it is complete at every moment: a new file
-    /// renamed over the old one.
+    /// in the same folder, renamed over the old one.
     pub fn save(&self, path: &Path) -> Result<()> {
-        let tmp = path.with_extension("json.tmp");
-        let write = || -> std::io::Result<()> {
-            let mut file = fs::File::create(&tmp)?;
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+        let write = || -> Result<()> {
+            let mut file = tempfile::NamedTempFile::new_in(dir.unwrap_or(Path::new(".")))?;
             serde_json::to_writer_pretty(&mut file, self)?;
             file.write_all(b"\n")?;
-            file.sync_all()?;
-            fs::rename(&tmp, path)
+            file.as_file().sync_all()?;
+            file.persist(path)?;
+            Ok(())
         };
         write().with_context(|| format!("writing {}", path.display()))
     }
@@ -532,6 +553,56 @@ mod tests {
             }
             let _ = Results::parse(&String::from_utf8_lossy(&bytes), "input");
         }
+    }
+
+    fn docs() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs")
+    }
+
+    fn schema() -> serde_json::Value {
+        serde_json::to_value(schemars::schema_for!(Results)).unwrap()
+    }
+
+    #[test]
+    fn the_committed_json_schema_is_that_of_the_types() {
+        let path = docs().join("results.schema.json");
+        let fresh = serde_json::to_string_pretty(&schema()).unwrap() + "\n";
+        if std::env::var_os("COMPARE_WRITE_SCHEMA").is_some() {
+            fs::write(&path, &fresh).unwrap();
+        }
+        let committed = fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == fresh,
+            "docs/results.schema.json is not the schema of compare::results::Results; \
+             write it anew with: COMPARE_WRITE_SCHEMA=1 cargo test -p compare --lib schema"
+        );
+    }
+
+    #[test]
+    fn the_schema_page_explains_every_field() {
+        fn fields(value: &serde_json::Value, found: &mut std::collections::BTreeSet<String>) {
+            match value {
+                serde_json::Value::Object(map) => {
+                    if let Some(serde_json::Value::Object(properties)) = map.get("properties") {
+                        found.extend(properties.keys().cloned());
+                    }
+                    map.values().for_each(|v| fields(v, found));
+                }
+                serde_json::Value::Array(items) => items.iter().for_each(|v| fields(v, found)),
+                _ => {}
+            }
+        }
+        let mut found = std::collections::BTreeSet::new();
+        fields(&schema(), &mut found);
+        let page = fs::read_to_string(docs().join("results-schema.md")).unwrap();
+        let missing: Vec<&String> = found
+            .iter()
+            .filter(|f| !page.contains(&format!("`{f}`")))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "docs/results-schema.md does not explain {missing:?}"
+        );
     }
 
     #[test]

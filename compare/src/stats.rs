@@ -1,7 +1,7 @@
-//! The statistics of `compare check`: a bootstrap confidence interval for
-//! the ratio of two medians, and the verdict the Criterion rule draws from
-//! it (a change counts only when the whole interval lies beyond the
-//! threshold).
+//! The statistics of the suite: medians, and for `compare check` a bootstrap
+//! confidence interval for the ratio of two medians and the verdict the
+//! Criterion rule draws from it (a change counts only when the whole
+//! interval lies beyond the threshold).
 
 /// Resamples per interval: enough for stable 95% bounds.
 pub const RESAMPLES: usize = 10_000;
@@ -23,17 +23,13 @@ pub fn ratio_of_medians(
     confidence: f64,
     seed: u64,
 ) -> Option<Interval> {
-    if baseline.is_empty() || candidate.is_empty() {
-        return None;
-    }
-    let ratio = median(candidate.to_vec()) / median(baseline.to_vec());
+    let ratio = median(candidate)? / median(baseline)?;
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut resample = |values: &[f64]| {
-        median(
-            (0..values.len())
-                .map(|_| values[rng.usize(..values.len())])
-                .collect(),
-        )
+        let drawn: Vec<f64> = (0..values.len())
+            .map(|_| values[rng.usize(..values.len())])
+            .collect();
+        median(&drawn).expect("a resample is as long as its sample")
     };
     let mut ratios: Vec<f64> = (0..RESAMPLES)
         .map(|_| resample(candidate) / resample(baseline))
@@ -48,13 +44,15 @@ pub fn ratio_of_medians(
     })
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+/// The median: the middle value, or the mean of the two middle ones; none of nothing.
+pub fn median(values: &[f64]) -> Option<f64> {
+    let mut v = values.to_vec();
     v.sort_by(f64::total_cmp);
     let mid = v.len() / 2;
-    if v.len() % 2 == 1 {
-        v[mid]
-    } else {
-        (v[mid - 1] + v[mid]) / 2.0
+    match v.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(v[mid]),
+        _ => Some((v[mid - 1] + v[mid]) / 2.0),
     }
 }
 

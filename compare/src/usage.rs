@@ -2,10 +2,11 @@
 //! system apart, context switches, and its peak resident memory, read from
 //! /proc at the window's edges.
 
-use std::fs;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
+use procfs::process::Process;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// A process's counters at one moment.
@@ -15,14 +16,14 @@ pub struct Sample {
     /// CPU time of all its threads, in clock ticks.
     user_ticks: u64,
     system_ticks: u64,
-    /// Summed over its live threads: /proc/PID/status counts one thread only.
+    /// Summed over its live threads.
     voluntary_switches: u64,
     involuntary_switches: u64,
     peak_rss_kib: u64,
 }
 
 /// What a process spent between two samples.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Usage {
     /// CPU time over wall time: 100 is one core busy all the time.
     pub cpu_percent: f64,
@@ -37,31 +38,33 @@ pub struct Usage {
 impl Sample {
     pub fn take(pid: u32) -> Result<Self> {
         let at = Instant::now();
-        let stat = fs::read_to_string(format!("/proc/{pid}/stat"))
+        let process = Process::new(pid as i32).with_context(|| format!("process {pid}"))?;
+        let stat = process
+            .stat()
             .with_context(|| format!("reading /proc/{pid}/stat"))?;
-        // The command name, in parentheses, may hold spaces: fields count from its end.
-        let fields: Vec<&str> = stat
-            .rsplit_once(')')
-            .map(|(_, rest)| rest.split_whitespace().collect())
-            .unwrap_or_default();
-        let field = |n: usize| -> Result<u64> {
-            // Field n (1-based, as in proc(5)) is fields[n - 3] after the name.
-            fields
-                .get(n - 3)
-                .and_then(|f| f.parse().ok())
-                .with_context(|| format!("field {n} of /proc/{pid}/stat"))
-        };
-        let status = fs::read_to_string(format!("/proc/{pid}/status"))
+        let status = process
+            .status()
             .with_context(|| format!("reading /proc/{pid}/status"))?;
-        let (voluntary_switches, involuntary_switches) = thread_switches(pid);
+        // /proc/PID/status counts the switches of one thread: sum the live ones.
+        let (voluntary_switches, involuntary_switches) = process
+            .tasks()
+            .into_iter()
+            .flatten()
+            .filter_map(|task| task.ok()?.status().ok())
+            .fold((0, 0), |(v, i), s| {
+                (
+                    v + s.voluntary_ctxt_switches.unwrap_or(0),
+                    i + s.nonvoluntary_ctxt_switches.unwrap_or(0),
+                )
+            });
         Ok(Self {
             at,
-            user_ticks: field(14)?,
-            system_ticks: field(15)?,
+            user_ticks: stat.utime,
+            system_ticks: stat.stime,
             voluntary_switches,
             involuntary_switches,
             // Gone once the process has exited: a zombie's figures are not a sample.
-            peak_rss_kib: status_field(&status, "VmHWM:").with_context(|| {
+            peak_rss_kib: status.vmhwm.with_context(|| {
                 format!("/proc/{pid}/status has no VmHWM: the process has exited")
             })?,
         })
@@ -70,7 +73,7 @@ impl Sample {
     /// What the process spent from `self` until `later`.
     pub fn until(&self, later: &Sample) -> Usage {
         let seconds = (later.at - self.at).as_secs_f64().max(1e-9);
-        let per_tick = 100.0 / ticks_per_second() / seconds;
+        let per_tick = 100.0 / procfs::ticks_per_second() as f64 / seconds;
         let user = later.user_ticks.saturating_sub(self.user_ticks) as f64 * per_tick;
         let system = later.system_ticks.saturating_sub(self.system_ticks) as f64 * per_tick;
         // Threads that exited in between take their switches with them.
@@ -84,33 +87,6 @@ impl Sample {
             involuntary_switches_per_s: rate(self.involuntary_switches, later.involuntary_switches),
         }
     }
-}
-
-fn ticks_per_second() -> f64 {
-    nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
-        .ok()
-        .flatten()
-        .unwrap_or(100) as f64
-}
-
-fn status_field(status: &str, key: &str) -> Option<u64> {
-    let line = status.lines().find(|l| l.starts_with(key))?;
-    line[key.len()..].split_whitespace().next()?.parse().ok()
-}
-
-/// Voluntary and involuntary context switches summed over the live threads.
-fn thread_switches(pid: u32) -> (u64, u64) {
-    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
-        return (0, 0);
-    };
-    tasks
-        .filter_map(|t| fs::read_to_string(t.ok()?.path().join("status")).ok())
-        .fold((0, 0), |(v, i), status| {
-            (
-                v + status_field(&status, "voluntary_ctxt_switches:").unwrap_or(0),
-                i + status_field(&status, "nonvoluntary_ctxt_switches:").unwrap_or(0),
-            )
-        })
 }
 
 #[cfg(test)]

@@ -8,52 +8,56 @@ use std::fs;
 use std::path::Path;
 
 use anyhow::{Context, Result, anyhow, bail};
+use cargo_lock::Lockfile;
 use toml_edit::{DocumentMut, Item, value};
 
-use crate::binaries::{self, BuildError, Located};
-use crate::implementations::Implementation;
+use crate::adapters::Adapter;
+use crate::cargo::{self, BuildError};
+use crate::program::Program;
 
-/// Builds `base` against `version` of its crate and reads the version cargo resolved.
-pub fn build(root: &Path, base: &Implementation, version: &str) -> Result<Located> {
-    let name = format!("{}@{version}", base.name);
-    let adapter = root
+/// Builds `adapter` against `version` of its crate with cargo profile
+/// `profile`, and checks the version cargo resolved.
+pub fn build(root: &Path, adapter: &Adapter, version: &str, profile: &str) -> Result<Program> {
+    let name = format!("{}@{version}", adapter.name);
+    let sources = root
         .join("runtimes")
-        .join(base.package.trim_start_matches("pingpong-"));
+        .join(adapter.package.trim_start_matches("pingpong-"));
     let dir = root
         .join("target")
         .join("versions")
-        .join(format!("{}-{version}", base.package));
+        .join(format!("{}-{version}", adapter.package));
     eprintln!(
         "building {} against {} {version} in {}",
-        base.name,
-        base.krate,
+        adapter.name,
+        adapter.krate,
         dir.display()
     );
-    prepare(root, &adapter, &dir, base.krate, version)
-        .with_context(|| format!("preparing the build of {}", name))?;
-    let built = binaries::build(&dir, Some(&dir.join("target")), &[base]).map_err(|e| match e {
-        BuildError::Compile(error) => anyhow!(
-            "the {} adapter does not compile against {} {version}:\n{error}",
-            base.name,
-            base.krate
-        ),
-        BuildError::Cargo(error) => anyhow!(
-            "cannot build {} against {} {version}: cargo cannot resolve it (no such version, or \
-             not with the features the adapter uses): {error}",
-            base.name,
-            base.krate
-        ),
-    })?;
-    let resolved = locked_version(&dir.join("Cargo.lock"), base.package, base.krate)?;
+    prepare(root, &sources, &dir, adapter.krate, version)
+        .with_context(|| format!("preparing the build of {name}"))?;
+    let built = cargo::build(&dir, Some(&dir.join("target")), profile, &[adapter]).map_err(
+        |e| match e {
+            BuildError::Compile(error) => anyhow!(
+                "the {} adapter does not compile against {} {version}:\n{error}",
+                adapter.name,
+                adapter.krate
+            ),
+            BuildError::Cargo(error) => anyhow!(
+                "cannot build {} against {} {version}: cargo cannot resolve it (no such version, \
+                 or not with the features the adapter uses): {error}",
+                adapter.name,
+                adapter.krate
+            ),
+        },
+    )?;
+    let resolved = locked_version(&dir.join("Cargo.lock"), adapter.package, adapter.krate)?;
     if resolved != version {
         bail!(
-            "{} resolved to {} {resolved}, not {version}",
-            name,
-            base.krate
+            "{name} resolved to {} {resolved}, not {version}",
+            adapter.krate
         );
     }
-    Ok(Located {
-        path: built[&base.binary()].clone(),
+    Ok(Program::Binary {
+        path: built[&adapter.binary()].clone(),
         version: resolved,
     })
 }
@@ -61,10 +65,10 @@ pub fn build(root: &Path, base: &Implementation, version: &str) -> Result<Locate
 /// Writes the isolated workspace: the root manifest with one member (the
 /// adapter's copy) and pingpong as a path outside it, and the adapter with
 /// its runtime crate pinned.
-fn prepare(root: &Path, adapter: &Path, dir: &Path, krate: &str, version: &str) -> Result<()> {
+fn prepare(root: &Path, sources: &Path, dir: &Path, krate: &str, version: &str) -> Result<()> {
     let member = dir.join("adapter");
     fs::create_dir_all(member.join("src"))?;
-    copy_tree(&adapter.join("src"), &member.join("src"))?;
+    copy_tree(&sources.join("src"), &member.join("src"))?;
 
     let mut manifest: DocumentMut = fs::read_to_string(root.join("Cargo.toml"))?.parse()?;
     let workspace = manifest["workspace"]
@@ -76,7 +80,7 @@ fn prepare(root: &Path, adapter: &Path, dir: &Path, krate: &str, version: &str) 
     fs::write(dir.join("Cargo.toml"), manifest.to_string())?;
 
     let mut adapter_manifest: DocumentMut =
-        fs::read_to_string(adapter.join("Cargo.toml"))?.parse()?;
+        fs::read_to_string(sources.join("Cargo.toml"))?.parse()?;
     let requirement = format!("={version}");
     match &mut adapter_manifest["dependencies"][krate] {
         Item::Value(toml_edit::Value::String(_)) => {
@@ -111,32 +115,14 @@ fn copy_tree(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The version of `krate` that `package` depends on in a lockfile: named in
-/// the dependency ("tokio 1.47.0") where several are locked, else the one.
+/// The version of `krate` that `package` depends on in a lockfile.
 fn locked_version(lock: &Path, package: &str, krate: &str) -> Result<String> {
-    let doc: DocumentMut = fs::read_to_string(lock)?.parse()?;
-    let packages: Vec<_> = doc["package"]
-        .as_array_of_tables()
-        .into_iter()
-        .flatten()
-        .collect();
-    let dependency = packages
+    let lockfile = Lockfile::load(lock).with_context(|| format!("reading {}", lock.display()))?;
+    lockfile
+        .packages
         .iter()
-        .find(|p| p["name"].as_str() == Some(package))
-        .and_then(|p| p["dependencies"].as_array())
-        .into_iter()
-        .flatten()
-        .filter_map(|d| d.as_str())
-        .find(|d| d.split(' ').next() == Some(krate));
-    let named = dependency.and_then(|d| d.split(' ').nth(1));
-    let only = || {
-        packages
-            .iter()
-            .find(|p| p["name"].as_str() == Some(krate))
-            .and_then(|p| p["version"].as_str())
-    };
-    named
-        .or_else(only)
-        .map(Into::into)
+        .find(|p| p.name.as_str() == package)
+        .and_then(|p| p.dependencies.iter().find(|d| d.name.as_str() == krate))
+        .map(|d| d.version.to_string())
         .with_context(|| format!("{} locks no {krate} for {package}", lock.display()))
 }

@@ -47,3 +47,13 @@ pub fn raise_nofile(connections: usize) -> Result<u64, LimitError> {
 pub fn nofile() -> std::io::Result<(u64, u64)> {
     Resource::NOFILE.get()
 }
+
+/// net.core.somaxconn: the cap the kernel puts on every listener's accept
+/// backlog (a single number, which no /proc crate reads for us).
+pub fn somaxconn() -> Option<u32> {
+    std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}

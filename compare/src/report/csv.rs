@@ -4,8 +4,17 @@
 
 use anyhow::Result;
 
+use super::document::{Document, Export};
 use crate::results::{Cell, Results, Run};
 use crate::usage::Usage;
+
+pub struct Csv;
+
+impl Export for Csv {
+    fn files(&self, document: &Document) -> Result<Vec<(String, String)>> {
+        Ok(vec![("results.csv".into(), render(document.results)?)])
+    }
+}
 
 const HEADER: &[&str] = &[
     "runtime",
@@ -53,7 +62,7 @@ const HEADER: &[&str] = &[
     "error",
 ];
 
-pub fn render(results: &Results) -> Result<String> {
+fn render(results: &Results) -> Result<String> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     writer.write_record(HEADER)?;
     for cell in &results.cells {
@@ -82,7 +91,7 @@ fn record(cell: &Cell, run: Option<&Run>) -> Vec<String> {
         ]
     };
     let mut row = vec![
-        cell.runtime.clone(),
+        cell.implementation.clone(),
         cell.version.clone(),
         cell.client.clone(),
         cell.client_version.clone(),

@@ -159,7 +159,7 @@ impl<'a> View<'a> {
                     workload,
                     several,
                     cells: cells()
-                        .map(|c| ((c.load(), c.runtime.as_str()), c))
+                        .map(|c| ((c.load(), c.implementation.as_str()), c))
                         .collect(),
                     loads: cells().map(Cell::load).collect(),
                 }
@@ -176,41 +176,40 @@ impl<'a> View<'a> {
         }
     }
 
-    pub fn runtimes(&self) -> &'a [String] {
-        &self.results.config.runtimes
+    pub fn implementations(&self) -> &'a [String] {
+        &self.results.config.implementations
     }
 
-    pub fn cell(&self, load: Load, runtime: &str) -> Option<&'a Cell> {
-        self.cells.get(&(load, runtime)).copied()
+    pub fn cell(&self, load: Load, implementation: &str) -> Option<&'a Cell> {
+        self.cells.get(&(load, implementation)).copied()
     }
 
     fn oversubscribed(&self, load: Load) -> bool {
-        self.runtimes()
+        self.implementations()
             .iter()
             .filter_map(|r| self.cell(load, r))
             .any(|c| c.placement.oversubscribed)
     }
 
-    fn threads_ignored(&self, runtime: &str) -> bool {
+    fn threads_ignored(&self, implementation: &str) -> bool {
         self.results
             .cells
             .iter()
-            .any(|c| c.runtime == runtime && !c.threads_matter)
+            .any(|c| c.implementation == implementation && !c.threads_matter)
     }
 
-    /// Whether an external program's own client measured `runtime`'s cells.
-    fn external_client(&self, runtime: &str) -> bool {
+    /// Whether an external program's own client measured `implementation`'s cells.
+    fn external_client(&self, implementation: &str) -> bool {
         let externals = &self.results.config.externals;
-        self.results
-            .cells
-            .iter()
-            .any(|c| c.runtime == runtime && externals.iter().any(|e| e.name == c.client))
+        self.results.cells.iter().any(|c| {
+            c.implementation == implementation && externals.iter().any(|e| e.name == c.client)
+        })
     }
 
     /// The header of a muduo table: the rows' name, then the implementations.
     fn header(&self, row_name: &str) -> Vec<String> {
         std::iter::once(row_name.to_string())
-            .chain(self.runtimes().iter().map(|r| {
+            .chain(self.implementations().iter().map(|r| {
                 let threads = if self.threads_ignored(r) { "†" } else { "" };
                 let external = if self.external_client(r) { "‡" } else { "" };
                 format!("{r}{threads}{external}")
@@ -230,7 +229,7 @@ impl<'a> View<'a> {
 
     /// The medians of a row's ok cells, by implementation.
     fn medians(&self, load: Load) -> Vec<Option<f64>> {
-        self.runtimes()
+        self.implementations()
             .iter()
             .map(|r| {
                 let c = self.cell(load, r)?;
@@ -256,7 +255,7 @@ impl<'a> View<'a> {
             },
             |load, medians| {
                 let best = medians.iter().flatten().copied().reduce(f64::max);
-                self.runtimes()
+                self.implementations()
                     .iter()
                     .zip(medians)
                     .map(|(r, m)| Entry {
@@ -270,7 +269,7 @@ impl<'a> View<'a> {
 
     /// The muduo tables relative to `reference`: each median over the reference's.
     pub fn relative(&self, reference: &str) -> Vec<Grid> {
-        let at = self.runtimes().iter().position(|r| r == reference);
+        let at = self.implementations().iter().position(|r| r == reference);
         self.muduo(
             |subject| {
                 self.titled(format!(
@@ -326,7 +325,7 @@ impl<'a> View<'a> {
             .iter()
             .map(|&load| {
                 let rows = self
-                    .runtimes()
+                    .implementations()
                     .iter()
                     .filter_map(|r| self.cell(load, r))
                     .map(detail_row)
@@ -362,8 +361,9 @@ pub fn report_sections(views: &[View], reference: &str) -> Vec<(String, Vec<Grid
     ]
 }
 
-/// What the marks mean (only those in use), then every cell without a figure.
-pub fn notes(results: &Results) -> Vec<String> {
+/// What the marks mean (only those in use), the legend of the detailed
+/// tables where they are shown, then every cell without a figure.
+pub fn notes(results: &Results, details: bool) -> Vec<String> {
     let mut notes = Vec::new();
     if results.cells.iter().any(|c| c.placement.oversubscribed) {
         notes.push(format!(
@@ -378,7 +378,7 @@ pub fn notes(results: &Results) -> Vec<String> {
     if results.cells.iter().any(|c| c.noisy) {
         notes.push(format!(
             "~ noisy: the runs' max exceeds their min by more than {}%; compare such cells with care",
-            results.config.noisy_percent.unwrap_or(10.0)
+            results.config.noisy_percent()
         ));
     }
     let externals = &results.config.externals;
@@ -399,11 +399,13 @@ pub fn notes(results: &Results) -> Vec<String> {
             e.name, e.version, e.model
         ));
     }
-    notes.push(DETAIL_LEGEND.into());
+    if details {
+        notes.push(DETAIL_LEGEND.into());
+    }
     for c in results.cells.iter().filter(|c| c.status != Status::Ok) {
         notes.push(format!(
             "{} at {} thread{}, {} connection{}: {}: {}",
-            c.runtime,
+            c.implementation,
             c.threads,
             plural(c.threads),
             c.connections,
@@ -445,7 +447,7 @@ fn detail_row(cell: &Cell) -> Vec<Entry> {
     };
     let mib = 1.0 / 1024.0;
     [
-        cell.runtime.clone(),
+        cell.implementation.clone(),
         figure(cell),
         median(|f| f.messages_per_s, 1.0, 0),
         median(|f| f.rtt_p50_us, 1.0, 0),

@@ -5,10 +5,19 @@
 
 use std::fmt::Write;
 
-use super::Header;
-use super::charts::Chart;
-use super::grid::{Grid, View, notes, report_sections};
-use crate::results::Results;
+use anyhow::Result;
+
+use super::document::{Document, Export};
+use super::grid::{Grid, notes, report_sections};
+use super::header::Header;
+
+pub struct Html;
+
+impl Export for Html {
+    fn files(&self, document: &Document) -> Result<Vec<(String, String)>> {
+        Ok(vec![("report.html".into(), render(document))])
+    }
+}
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;\
 padding:0 1em;color:#222}table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:14px}\
@@ -25,7 +34,8 @@ document.getElementById('self-check').textContent=\
 `tables=${document.querySelectorAll('table').length} charts=${charts.length} drawn=${drawn} \
 fetched=${performance.getEntriesByType('resource').length}`;});";
 
-pub fn render(results: &Results, views: &[View], reference: &str, charts: &[Chart]) -> String {
+fn render(document: &Document) -> String {
+    let results = document.results;
     let header = Header::of(results);
     let mut out = String::new();
     let _ = write!(
@@ -47,7 +57,7 @@ pub fn render(results: &Results, views: &[View], reference: &str, charts: &[Char
         "</ul>\n<p>To reproduce:</p>\n<pre>{}</pre>",
         escape(&header.reproduce)
     );
-    for chart in charts {
+    for chart in &document.charts {
         let _ = writeln!(
             out,
             "<figure>\n{}\n<figcaption>{}</figcaption></figure>",
@@ -55,11 +65,11 @@ pub fn render(results: &Results, views: &[View], reference: &str, charts: &[Char
             escape(&chart.caption)
         );
     }
-    for (heading, grids) in report_sections(views, reference) {
+    for (heading, grids) in report_sections(&document.views, &document.reference) {
         section(&mut out, &heading, &grids);
     }
     out.push_str("<h2>Notes</h2>\n<ul>\n");
-    for note in notes(results) {
+    for note in notes(results, true) {
         let _ = writeln!(out, "<li>{}</li>", escape(&note));
     }
     out.push_str("</ul>\n<pre id=\"self-check\"></pre>\n</body></html>\n");

@@ -4,31 +4,37 @@
 
 use std::fmt::Write;
 
-use super::Header;
-use super::grid::{Grid, View, notes, report_sections};
-use crate::results::Results;
+use anyhow::Result;
 
-/// `charts`: the SVG files to show, by file name and caption.
-pub fn render(
-    results: &Results,
-    views: &[View],
-    reference: &str,
-    charts: &[(String, String)],
-) -> String {
+use super::document::{Document, Export};
+use super::grid::{Grid, notes, report_sections};
+use super::header::Header;
+
+pub struct Markdown;
+
+impl Export for Markdown {
+    fn files(&self, document: &Document) -> Result<Vec<(String, String)>> {
+        Ok(vec![("report.md".into(), render(document))])
+    }
+}
+
+fn render(document: &Document) -> String {
+    let results = document.results;
     let header = Header::of(results);
     let mut out = format!("# {}\n\n", header.title);
     for (name, value) in &header.lines {
         let _ = writeln!(out, "- {name}: {value}");
     }
     let _ = writeln!(out, "\nTo reproduce:\n\n```sh\n{}\n```", header.reproduce);
-    for (file, caption) in charts {
-        let _ = writeln!(out, "\n![{caption}]({file})");
+    // Only charts written beside the report can be shown.
+    for chart in document.charts.iter().filter(|_| document.charts_written) {
+        let _ = writeln!(out, "\n![{}]({})", chart.caption, chart.file);
     }
-    for (heading, grids) in report_sections(views, reference) {
+    for (heading, grids) in report_sections(&document.views, &document.reference) {
         section(&mut out, &heading, &grids);
     }
     out.push_str("\n## Notes\n\n");
-    for note in notes(results) {
+    for note in notes(results, true) {
         let _ = writeln!(out, "- {}", escape(&note));
     }
     out

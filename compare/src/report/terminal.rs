@@ -1,5 +1,5 @@
-//! The report in the terminal: the muduo tables, one detailed table per
-//! load, and the notes, as `compare run` prints them at the end.
+//! The answer in the terminal, as `compare run` prints it last: the muduo
+//! tables and what their marks mean. Every other figure is in the report.
 
 use std::fmt::Write;
 
@@ -11,12 +11,12 @@ use crate::results::Results;
 pub fn render(results: &Results) -> String {
     let mut out = String::new();
     for view in View::all(results) {
-        for grid in view.throughput().iter().chain(&view.details()) {
-            let _ = writeln!(out, "\n{}\n{}", grid.title, table(grid));
+        for grid in view.throughput() {
+            let _ = writeln!(out, "\n{}\n{}", grid.title, table(&grid));
         }
     }
     out.push('\n');
-    for note in notes(results) {
+    for note in notes(results, false) {
         let _ = writeln!(out, "{note}");
     }
     out

@@ -69,8 +69,5 @@ pub fn bind(addr: SocketAddr, count: usize) -> io::Result<Vec<TcpListener>> {
 
 /// The backlog the kernel grants a listen(2) of [`BACKLOG`].
 pub(crate) fn backlog_in_force() -> u32 {
-    std::fs::read_to_string("/proc/sys/net/core/somaxconn")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .map_or(BACKLOG as u32, |max: u32| max.min(BACKLOG as u32))
+    crate::limits::somaxconn().map_or(BACKLOG as u32, |max| max.min(BACKLOG as u32))
 }

@@ -8,23 +8,30 @@ use anyhow::{Result, anyhow};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::document::{Chart, Document, Export};
 use super::grid::{View, muduo_sections};
-use crate::implementations;
+use crate::adapters::{ADAPTERS, Adapter};
 use crate::matrix::Load;
 use crate::results::{Cell, Status, Summary};
 
-/// One chart: its file name, a caption, and the SVG.
-pub struct Chart {
-    pub file: String,
-    pub caption: String,
-    pub svg: String,
+/// The charts, one file each.
+pub struct Charts;
+
+impl Export for Charts {
+    fn files(&self, document: &Document) -> Result<Vec<(String, String)>> {
+        Ok(document
+            .charts
+            .iter()
+            .map(|c| (c.file.clone(), c.svg.clone()))
+            .collect())
+    }
 }
 
 const SIZE: (u32, u32) = (960, 440);
 /// Width of the plot; the legend takes the rest.
 const PLOT_WIDTH: u32 = 790;
 
-/// Tableau 10, one colour per implementation in `compare list` order.
+/// Tableau 10, one colour per adapter in `compare list` order.
 const PALETTE: [RGBColor; 10] = [
     RGBColor(0x4e, 0x79, 0xa7),
     RGBColor(0xf2, 0x8e, 0x2b),
@@ -38,6 +45,12 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(0x79, 0x70, 0x6e),
 ];
 
+// A new adapter needs a colour of its own: add one to the palette.
+const _: () = assert!(
+    PALETTE.len() >= ADAPTERS.len(),
+    "the chart palette has fewer colours than there are adapters"
+);
+
 /// External implementations, in the order a run names them: apart from
 /// the palette, and light enough for the black whiskers.
 const EXTERNAL: [RGBColor; 3] = [
@@ -48,27 +61,23 @@ const EXTERNAL: [RGBColor; 3] = [
 
 /// The implementation's colour; where a run has several versions of one
 /// implementation (tokio@1.47.0, tokio), each after the first is darker.
-fn color_of(view: &View, runtime: &str) -> RGBColor {
+fn color_of(view: &View, implementation: &str) -> RGBColor {
     let base = |name: &str| name.split('@').next().unwrap_or_default().to_string();
-    let ours = |name: &str| {
-        implementations::ALL
-            .iter()
-            .position(|i| i.name == base(name))
-    };
-    let RGBColor(r, g, b) = match ours(runtime) {
-        Some(i) => PALETTE[i % PALETTE.len()],
+    let ours = |name: &str| ADAPTERS.iter().position(|a: &Adapter| a.name == base(name));
+    let RGBColor(r, g, b) = match ours(implementation) {
+        Some(i) => PALETTE[i],
         None => {
-            let runtimes = view.runtimes();
-            let externals = runtimes.iter().filter(|name| ours(name).is_none());
-            let i = externals.take_while(|name| *name != runtime).count();
+            let implementations = view.implementations();
+            let externals = implementations.iter().filter(|name| ours(name).is_none());
+            let i = externals.take_while(|name| *name != implementation).count();
             EXTERNAL[i % EXTERNAL.len()]
         }
     };
     let shade = view
-        .runtimes()
+        .implementations()
         .iter()
-        .filter(|other| base(other) == base(runtime))
-        .position(|other| other == runtime)
+        .filter(|other| base(other) == base(implementation))
+        .position(|other| other == implementation)
         .unwrap_or(0);
     let f = 1.0 - 0.3 * shade.min(2) as f64;
     let dark = |c: u8| (c as f64 * f) as u8;
@@ -138,7 +147,7 @@ fn labels(view: &View, row_name: &str, loads: &[Load]) -> Vec<String> {
                 l.connections
             };
             let oversubscribed = view
-                .runtimes()
+                .implementations()
                 .iter()
                 .filter_map(|r| view.cell(*l, r))
                 .any(|c| c.placement.oversubscribed);
@@ -148,16 +157,20 @@ fn labels(view: &View, row_name: &str, loads: &[Load]) -> Vec<String> {
 }
 
 fn throughput(view: &View, subject: &str, row_name: &str, loads: &[Load]) -> Result<String> {
-    let runtimes = view.runtimes();
+    let implementations = view.implementations();
     let labels = labels(view, row_name, loads);
     let top = loads
         .iter()
-        .flat_map(|l| runtimes.iter().filter_map(move |r| mib(view.cell(*l, r)?)))
+        .flat_map(|l| {
+            implementations
+                .iter()
+                .filter_map(move |r| mib(view.cell(*l, r)?))
+        })
         .map(|s| s.max)
         .fold(1.0, f64::max)
         * 1.08;
     let groups = loads.len() as f64;
-    let width = 0.84 / runtimes.len() as f64;
+    let width = 0.84 / implementations.len() as f64;
     let caption = format!("MiB/s by {row_name}, {subject}");
     let marks = ["bars: median of the runs", "whiskers: min and max"];
     chart(view, marks, |plot| {
@@ -174,9 +187,9 @@ fn throughput(view: &View, subject: &str, row_name: &str, loads: &[Load]) -> Res
             .y_desc("MiB/s")
             .draw()
             .map_err(draw)?;
-        for (i, runtime) in runtimes.iter().enumerate() {
-            let color = color_of(view, runtime);
-            let bars = placed(view, loads, runtime, i, 0.84, mib);
+        for (i, implementation) in implementations.iter().enumerate() {
+            let color = color_of(view, implementation);
+            let bars = placed(view, loads, implementation, i, 0.84, mib);
             chart
                 .draw_series(bars.iter().map(|(x, s)| {
                     Rectangle::new(
@@ -196,11 +209,11 @@ fn throughput(view: &View, subject: &str, row_name: &str, loads: &[Load]) -> Res
 }
 
 fn round_trips(view: &View, subject: &str, loads: &[Load]) -> Result<String> {
-    let runtimes = view.runtimes();
+    let implementations = view.implementations();
     let labels = labels(view, "connections", loads);
     let summaries = || {
         loads.iter().flat_map(|l| {
-            runtimes
+            implementations
                 .iter()
                 .filter_map(move |r| rtt_p99(view.cell(*l, r)?))
         })
@@ -227,10 +240,10 @@ fn round_trips(view: &View, subject: &str, loads: &[Load]) -> Result<String> {
             .y_desc("p99 round trip (log scale)")
             .draw()
             .map_err(draw)?;
-        for (i, runtime) in runtimes.iter().enumerate() {
-            let color = color_of(view, runtime);
+        for (i, implementation) in implementations.iter().enumerate() {
+            let color = color_of(view, implementation);
             // A small offset per implementation keeps equal points apart.
-            let points = placed(view, loads, runtime, i, 0.6, rtt_p99);
+            let points = placed(view, loads, implementation, i, 0.6, rtt_p99);
             chart
                 .draw_series(LineSeries::new(
                     points.iter().map(|(x, s)| (*x, s.median)),
@@ -260,17 +273,17 @@ fn round_trips(view: &View, subject: &str, loads: &[Load]) -> Result<String> {
 fn placed(
     view: &View,
     loads: &[Load],
-    runtime: &str,
+    implementation: &str,
     i: usize,
     spread: f64,
     of: fn(&Cell) -> Option<Summary>,
 ) -> Vec<(f64, Summary)> {
-    let step = spread / view.runtimes().len() as f64;
+    let step = spread / view.implementations().len() as f64;
     loads
         .iter()
         .enumerate()
         .filter_map(|(g, load)| {
-            let s = of(view.cell(*load, runtime)?)?;
+            let s = of(view.cell(*load, implementation)?)?;
             Some((g as f64 - spread / 2.0 + (i as f64 + 0.5) * step, s))
         })
         .collect()
@@ -326,12 +339,16 @@ fn legend(area: &Area, view: &View, marks: [&str; 2]) -> Result<()> {
     let text = ("sans-serif", 14).into_font();
     let small = ("sans-serif", 12).into_font();
     let mut y = 40;
-    for runtime in view.runtimes() {
-        let color = color_of(view, runtime);
+    for implementation in view.implementations() {
+        let color = color_of(view, implementation);
         area.draw(&Rectangle::new([(8, y - 6), (22, y + 6)], color.filled()))
             .map_err(draw)?;
-        area.draw(&Text::new(runtime.as_str(), (30, y - 8), text.clone()))
-            .map_err(draw)?;
+        area.draw(&Text::new(
+            implementation.as_str(),
+            (30, y - 8),
+            text.clone(),
+        ))
+        .map_err(draw)?;
         y += 22;
     }
     y += 10;

@@ -1,0 +1,135 @@
+//! `cargo build` of runtime binaries: cargo's progress goes on to the user,
+//! and its JSON messages say where each binary is, or what did not compile.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use cargo_metadata::Message;
+use cargo_metadata::diagnostic::DiagnosticLevel;
+
+use crate::adapters::Adapter;
+
+/// Why a build failed: cargo could not resolve the dependencies, or the
+/// code did not compile (with the compiler's first error).
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("cargo build failed: {0}")]
+    Cargo(String),
+    #[error("{0}")]
+    Compile(String),
+}
+
+/// `cargo build --profile PROFILE` of exactly the binaries of `adapters` in
+/// the workspace at `root` (into `target`, when given); cargo says where it
+/// put them, by binary name.
+pub fn build(
+    root: &Path,
+    target: Option<&Path>,
+    profile: &str,
+    adapters: &[&Adapter],
+) -> Result<HashMap<String, PathBuf>, BuildError> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(root)
+        .args(["build", "--profile", profile, "--message-format=json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(target) = target {
+        cmd.env("CARGO_TARGET_DIR", target);
+    }
+    for a in adapters {
+        cmd.args(["-p", a.package, "--bin", &a.binary()]);
+    }
+    let failed = |e: std::io::Error| BuildError::Cargo(format!("running cargo: {e}"));
+    let mut child = cmd.spawn().map_err(failed)?;
+    let stderr = child.stderr.take().expect("piped");
+    // Cargo's progress goes on to the user; its errors are kept for the message.
+    let stderr = std::thread::spawn(move || {
+        let mut text = String::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            eprintln!("{line}");
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text
+    });
+    let mut found = HashMap::new();
+    let mut first_error = None;
+    for message in Message::parse_stream(BufReader::new(child.stdout.take().expect("piped"))) {
+        match message.map_err(failed)? {
+            Message::CompilerArtifact(artifact) => {
+                if let Some(exe) = artifact.executable {
+                    found.insert(artifact.target.name.to_string(), exe.into_std_path_buf());
+                }
+            }
+            Message::CompilerMessage(m) if m.message.level == DiagnosticLevel::Error => {
+                first_error.get_or_insert(m.message.rendered.unwrap_or_default());
+            }
+            _ => {}
+        }
+    }
+    let status = child.wait().map_err(failed)?;
+    let stderr = stderr.join().unwrap_or_default();
+    if !status.success() {
+        return Err(match first_error {
+            Some(e) => BuildError::Compile(e.trim().to_string()),
+            None => BuildError::Cargo(cargo_errors(&stderr)),
+        });
+    }
+    for a in adapters {
+        if !found.contains_key(&a.binary()) {
+            return Err(BuildError::Cargo(format!("cargo built no {}", a.binary())));
+        }
+    }
+    Ok(found)
+}
+
+/// Cargo's own error lines (not its progress), or all it said.
+fn cargo_errors(stderr: &str) -> String {
+    let start = stderr.find("error").unwrap_or(0);
+    stderr[start..].trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A one-package workspace whose binary `pingpong-mio` has `main_rs`.
+    fn workspace(main_rs: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src/bin")).unwrap();
+        std::fs::write(
+            dir.path().join("Cargo.toml"),
+            "[package]\nname = \"pingpong-mio\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\n[workspace]\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("src/bin/pingpong-mio.rs"), main_rs).unwrap();
+        dir
+    }
+
+    fn mio() -> &'static Adapter {
+        Adapter::find("mio").unwrap()
+    }
+
+    #[test]
+    fn code_that_does_not_compile_is_reported_with_the_compilers_error() {
+        let dir = workspace("fn main() { let x: u8 = \"no\"; }\n");
+        let target = dir.path().join("target");
+        let e = build(dir.path(), Some(&target), "dev", &[mio()]).unwrap_err();
+        let BuildError::Compile(message) = &e else {
+            panic!("{e}");
+        };
+        assert!(message.contains("mismatched types"), "{message}");
+    }
+
+    #[test]
+    fn a_build_says_where_the_binary_is() {
+        let dir = workspace("fn main() {}\n");
+        let target = dir.path().join("target");
+        let built = build(dir.path(), Some(&target), "dev", &[mio()]).unwrap();
+        assert!(built["pingpong-mio"].is_file());
+        assert!(built["pingpong-mio"].starts_with(target.join("debug")));
+    }
+}

@@ -1,0 +1,123 @@
+//! `compare check`: did the candidate get slower than the baseline? Loads
+//! the two sides, judges them ([`verdicts`]), and prints the comparison in
+//! one of the formats, each in its own file.
+
+mod bmf;
+mod github;
+mod markdown;
+mod table;
+mod verdicts;
+
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use anyhow::{Result, bail};
+
+use crate::report;
+use crate::results::Results;
+use verdicts::Render;
+
+/// How `compare check` prints its comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// A table for the terminal.
+    Table,
+    Markdown,
+    /// Bencher Metric Format: the candidate's figures.
+    Bmf,
+    /// github-action-benchmark's customBiggerIsBetter: the candidate's throughput.
+    GithubActionBenchmark,
+}
+
+impl Format {
+    pub const ALL: [Format; 4] = [
+        Format::Table,
+        Format::Markdown,
+        Format::Bmf,
+        Format::GithubActionBenchmark,
+    ];
+    pub const NAMES: &[&str] = &["table", "markdown", "bmf", "github-action-benchmark"];
+
+    fn renderer(self) -> &'static dyn Render {
+        match self {
+            Self::Table => &table::Table,
+            Self::Markdown => &markdown::Markdown,
+            Self::Bmf => &bmf::Bmf,
+            Self::GithubActionBenchmark => &github::GithubActionBenchmark,
+        }
+    }
+}
+
+impl FromStr for Format {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::NAMES
+            .iter()
+            .position(|name| *name == s)
+            .map(|i| Self::ALL[i])
+            .ok_or_else(|| format!("{s} is not one of {}", Self::NAMES.join(", ")))
+    }
+}
+
+/// What `compare check` compares, and how it says so.
+pub struct Options {
+    /// One results file (with `pair`) or two: baseline, candidate.
+    pub results: Vec<PathBuf>,
+    /// The baseline and candidate implementations inside one results file.
+    pub pair: Option<(String, String)>,
+    /// The smallest change that counts, as a fraction (0.05).
+    pub threshold: f64,
+    pub confidence: f64,
+    pub format: Format,
+}
+
+/// Whether anything regressed.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Clean,
+    Regressed,
+}
+
+pub fn check(options: Options) -> Result<Outcome> {
+    let loaded: Vec<(String, Results)> = options
+        .results
+        .iter()
+        .map(|p| {
+            let file = report::results_file(p);
+            Ok((file.display().to_string(), Results::load(&file)?))
+        })
+        .collect::<Result<_>>()?;
+    let sides = match (&loaded[..], &options.pair) {
+        ([(name, run)], Some((baseline, candidate))) => {
+            verdicts::within(name, run, baseline, candidate)?
+        }
+        ([(bn, b), (cn, c)], None) => {
+            for warning in verdicts::differences(b, c) {
+                eprintln!("warning: {warning}");
+            }
+            verdicts::between(bn, b, cn, c)
+        }
+        _ => bail!("give one results file with --baseline and --candidate, or two without"),
+    };
+    let comparison = verdicts::judge(&sides, options.threshold, options.confidence)?;
+    print!("{}", options.format.renderer().render(&comparison)?);
+    Ok(if comparison.regressed() {
+        Outcome::Regressed
+    } else {
+        Outcome::Clean
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_names_parse_to_their_formats() {
+        for (name, format) in Format::NAMES.iter().zip(Format::ALL) {
+            assert_eq!(name.parse::<Format>(), Ok(format));
+        }
+        assert!("csv".parse::<Format>().is_err());
+    }
+}

@@ -1,0 +1,416 @@
+//! The comparison behind `compare check`: cells matched one to one (two
+//! results files, or two versions inside one run); throughput and p99
+//! round-trip time each judged by the ratio of medians with a bootstrap
+//! confidence interval, regressed or improved only when the whole interval
+//! lies beyond the threshold. Every output format renders a [`Comparison`].
+
+use std::collections::BTreeMap;
+
+use anyhow::{Result, bail};
+use serde::Serialize;
+
+use crate::results::{Cell, Results, Status};
+use crate::stats::{self, Interval, Verdict};
+
+/// One output format of `compare check`.
+pub trait Render {
+    fn render(&self, comparison: &Comparison) -> Result<String>;
+}
+
+/// Everything judged, and everything that could not be.
+pub struct Comparison {
+    pub baseline_name: String,
+    pub candidate_name: String,
+    /// The smallest change that counts, as a fraction (0.05).
+    pub threshold: f64,
+    pub confidence: f64,
+    /// Worst first.
+    pub findings: Vec<Finding>,
+    /// Cells on one side only, or without a figure.
+    pub unmatched: Vec<String>,
+}
+
+/// One figure of one matched cell, judged.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    /// The cell, as "tokio, 1 thread, 1000 connections".
+    pub cell: String,
+    /// The candidate's implementation, threads, connections and block (for exports).
+    #[serde(skip)]
+    pub key: Key,
+    pub metric: Metric,
+    pub baseline: f64,
+    pub candidate: f64,
+    pub baseline_range: (f64, f64),
+    pub candidate_range: (f64, f64),
+    pub ratio: f64,
+    pub low: f64,
+    pub high: f64,
+    pub verdict: Verdict,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    Throughput,
+    RttP99,
+}
+
+impl Metric {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Throughput => "MiB/s",
+            Self::RttP99 => "p99 RTT us",
+        }
+    }
+
+    pub fn bigger_is_better(self) -> bool {
+        self == Self::Throughput
+    }
+
+    /// The runs' values of this figure.
+    fn values(self, cell: &Cell) -> Vec<f64> {
+        cell.runs
+            .iter()
+            .filter_map(|r| match self {
+                Self::Throughput => Some(r.mib_per_s),
+                Self::RttP99 => Some(r.rtt.as_ref()?.p99_us),
+            })
+            .collect()
+    }
+}
+
+/// What identifies a cell across the two sides.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Key {
+    pub implementation: String,
+    pub client: String,
+    pub threads: usize,
+    pub connections: usize,
+    pub block: usize,
+    pub window: usize,
+}
+
+impl Key {
+    fn label(&self) -> String {
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        let client = if self.client.is_empty() || self.client == self.implementation {
+            String::new()
+        } else {
+            format!(" (client {})", self.client)
+        };
+        let window = match self.window {
+            1 => String::new(),
+            w => format!(", window {w}"),
+        };
+        format!(
+            "{}{client}, {} thread{}, {} connection{}, {} B{window}",
+            self.implementation,
+            self.threads,
+            plural(self.threads),
+            self.connections,
+            plural(self.connections),
+            self.block
+        )
+    }
+}
+
+/// The two sides, each a set of cells by key.
+pub struct Sides<'a> {
+    baseline: BTreeMap<Key, &'a Cell>,
+    candidate: BTreeMap<Key, &'a Cell>,
+    baseline_name: String,
+    candidate_name: String,
+}
+
+fn cell_key(cell: &Cell, with_implementation: bool) -> Key {
+    Key {
+        implementation: if with_implementation {
+            cell.implementation.clone()
+        } else {
+            String::new()
+        },
+        client: if with_implementation {
+            cell.client.clone()
+        } else {
+            String::new()
+        },
+        threads: cell.threads,
+        connections: cell.connections,
+        block: cell.block,
+        window: cell.window,
+    }
+}
+
+/// Two implementations of one run, matched by load.
+pub fn within<'a>(
+    file: &str,
+    run: &'a Results,
+    baseline: &str,
+    candidate: &str,
+) -> Result<Sides<'a>> {
+    for name in [baseline, candidate] {
+        if !run.config.implementations.iter().any(|r| r == name) {
+            bail!(
+                "{file} has no implementation {name}; it has {}",
+                run.config.implementations.join(", ")
+            );
+        }
+    }
+    let side = |name: &str| {
+        run.cells
+            .iter()
+            .filter(|c| c.implementation == name)
+            .map(|c| (cell_key(c, false), c))
+            .collect()
+    };
+    Ok(Sides {
+        baseline: side(baseline),
+        candidate: side(candidate),
+        baseline_name: baseline.into(),
+        candidate_name: candidate.into(),
+    })
+}
+
+/// Two runs, matched by implementation and load.
+pub fn between<'a>(bn: &str, b: &'a Results, cn: &str, c: &'a Results) -> Sides<'a> {
+    let side = |r: &'a Results| r.cells.iter().map(|c| (cell_key(c, true), c)).collect();
+    Sides {
+        baseline: side(b),
+        candidate: side(c),
+        baseline_name: bn.into(),
+        candidate_name: cn.into(),
+    }
+}
+
+/// What differs between two runs' machines and settings.
+pub fn differences(b: &Results, c: &Results) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut differ = |what: &str, x: String, y: String| {
+        if x != y {
+            out.push(format!("the runs differ in {what}: {x} vs {y}"));
+        }
+    };
+    let (hb, hc) = (&b.host, &c.host);
+    differ("host", format!("{:?}", hb.name), format!("{:?}", hc.name));
+    differ(
+        "CPU model",
+        format!("{:?}", hb.cpu_model),
+        format!("{:?}", hc.cpu_model),
+    );
+    differ("CPUs", format!("{:?}", hb.cpus), format!("{:?}", hc.cpus));
+    differ(
+        "kernel",
+        format!("{:?}", hb.kernel),
+        format!("{:?}", hc.kernel),
+    );
+    let (kb, kc) = (&b.config, &c.config);
+    differ("window (s)", kb.seconds.to_string(), kc.seconds.to_string());
+    differ("warm-up (s)", kb.warmup.to_string(), kc.warmup.to_string());
+    differ("repetitions", kb.repeat.to_string(), kc.repeat.to_string());
+    differ("pinning", format!("{:?}", kb.pin), format!("{:?}", kc.pin));
+    differ(
+        "latency recording",
+        format!("{:?}", kb.latency),
+        format!("{:?}", kc.latency),
+    );
+    differ(
+        "server work per block",
+        kb.work.to_string(),
+        kc.work.to_string(),
+    );
+    out
+}
+
+/// Judges every matched cell; lists the cells that could not be compared.
+pub fn judge(sides: &Sides, threshold: f64, confidence: f64) -> Result<Comparison> {
+    let mut findings = Vec::new();
+    let mut unmatched = Vec::new();
+    for (key, b) in &sides.baseline {
+        let Some(c) = sides.candidate.get(key) else {
+            unmatched.push(format!("{}: only in the baseline", label(key, b)));
+            continue;
+        };
+        if b.status != Status::Ok || c.status != Status::Ok {
+            unmatched.push(format!(
+                "{}: no figure (baseline {:?}, candidate {:?})",
+                label(key, c),
+                b.status,
+                c.status
+            ));
+            continue;
+        }
+        for metric in [Metric::Throughput, Metric::RttP99] {
+            let (bv, cv) = (metric.values(b), metric.values(c));
+            let seed = findings.len() as u64;
+            let Some(Interval { ratio, low, high }) =
+                stats::ratio_of_medians(&bv, &cv, confidence, seed)
+            else {
+                continue;
+            };
+            let range = |v: &[f64]| {
+                let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+                (min, v.iter().copied().fold(min, f64::max))
+            };
+            let median = |v: &[f64]| stats::median(v).unwrap_or(0.0);
+            findings.push(Finding {
+                cell: label(key, c),
+                key: cell_key(c, true),
+                metric,
+                baseline: median(&bv),
+                candidate: median(&cv),
+                baseline_range: range(&bv),
+                candidate_range: range(&cv),
+                ratio,
+                low,
+                high,
+                verdict: Verdict::of(
+                    Interval { ratio, low, high },
+                    threshold,
+                    metric.bigger_is_better(),
+                ),
+            });
+        }
+    }
+    for (key, c) in &sides.candidate {
+        if !sides.baseline.contains_key(key) {
+            unmatched.push(format!("{}: only in the candidate", label(key, c)));
+        }
+    }
+    if findings.is_empty() {
+        bail!(
+            "no cell of {} matches one of {} with figures on both sides{}",
+            sides.baseline_name,
+            sides.candidate_name,
+            if unmatched.is_empty() {
+                String::new()
+            } else {
+                format!(":\n  {}", unmatched.join("\n  "))
+            }
+        );
+    }
+    // Worst first: the change in the bad direction, largest first.
+    findings.sort_by(|a, b| badness(b).total_cmp(&badness(a)));
+    Ok(Comparison {
+        baseline_name: sides.baseline_name.clone(),
+        candidate_name: sides.candidate_name.clone(),
+        threshold,
+        confidence,
+        findings,
+        unmatched,
+    })
+}
+
+/// A cell's label: its key, with the implementation taken from the cell.
+fn label(key: &Key, cell: &Cell) -> String {
+    Key {
+        implementation: cell.implementation.clone(),
+        client: cell.client.clone(),
+        ..key.clone()
+    }
+    .label()
+}
+
+/// How much worse the candidate is: positive for worse, in relative terms.
+fn badness(f: &Finding) -> f64 {
+    if f.metric.bigger_is_better() {
+        1.0 - f.ratio
+    } else {
+        f.ratio - 1.0
+    }
+}
+
+impl Comparison {
+    /// What was compared and by which rule, before the table.
+    pub fn preamble(&self) -> String {
+        format!(
+            "baseline: {}\ncandidate: {}\nthreshold {}%, ratio of medians with a bootstrap \
+             interval; a change counts only when the whole interval is beyond the threshold \
+             (for RTT, up is worse)\n\n",
+            self.baseline_name,
+            self.candidate_name,
+            self.threshold * 100.0
+        )
+    }
+
+    /// The table's header.
+    pub fn header(&self) -> [String; 7] {
+        [
+            "cell",
+            "figure",
+            "baseline",
+            "candidate",
+            "change",
+            &format!("{:.0}% interval", self.confidence * 100.0),
+            "verdict",
+        ]
+        .map(String::from)
+    }
+
+    /// A row per finding.
+    pub fn rows(&self) -> Vec<[String; 7]> {
+        let percent = |r: f64| format!("{:+.1}%", (r - 1.0) * 100.0);
+        self.findings
+            .iter()
+            .map(|f| {
+                [
+                    f.cell.clone(),
+                    f.metric.name().into(),
+                    format!("{:.0}", f.baseline),
+                    format!("{:.0}", f.candidate),
+                    percent(f.ratio),
+                    format!("[{}, {}]", percent(f.low), percent(f.high)),
+                    match f.verdict {
+                        Verdict::Regressed => "REGRESSED".into(),
+                        Verdict::NoChange => "no change".into(),
+                        Verdict::Improved => "improved".into(),
+                    },
+                ]
+            })
+            .collect()
+    }
+
+    /// After the table: the tally, and what could not be compared.
+    pub fn epilogue(&self) -> String {
+        let count = |v: Verdict| self.findings.iter().filter(|f| f.verdict == v).count();
+        let mut out = format!(
+            "\n{} figure(s) compared: {} regressed, {} improved\n",
+            self.findings.len(),
+            count(Verdict::Regressed),
+            count(Verdict::Improved)
+        );
+        if !self.unmatched.is_empty() {
+            out.push_str("\nNot compared:\n");
+            for u in &self.unmatched {
+                out.push_str(&format!("- {u}\n"));
+            }
+        }
+        out
+    }
+
+    /// Whether anything regressed.
+    pub fn regressed(&self) -> bool {
+        self.findings
+            .iter()
+            .any(|f| f.verdict == Verdict::Regressed)
+    }
+}
+
+impl Finding {
+    /// Its benchmark's name in the exports: implementation and load.
+    pub fn bench_name(&self, comparison: &Comparison) -> String {
+        let implementation = if self.key.implementation.is_empty() {
+            &comparison.candidate_name
+        } else {
+            &self.key.implementation
+        };
+        let window = match self.key.window {
+            1 => String::new(),
+            w => format!(" {w}w"),
+        };
+        format!(
+            "{implementation} {}t {}c {}B{window}",
+            self.key.threads, self.key.connections, self.key.block
+        )
+    }
+}

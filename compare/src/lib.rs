@@ -1,0 +1,40 @@
+//! `compare`: runs the pingpong matrix over the runtimes and tabulates it.
+//!
+//! The layers, each using only those below it:
+//! - the command line ([`cli`]) and the options it becomes ([`options`]);
+//! - the commands: [`run`] (plan, prepare, execute, finish), [`check`],
+//!   [`report`], [`list`];
+//! - a run's parts: its [`plan`], the [`runner`] of one repetition (real:
+//!   [`processes`], over [`process`]), where servers go ([`remote`]),
+//!   what the processes spent ([`usage`]), the machine ([`environment`]),
+//!   the programs ([`binaries`], [`cargo`], [`versions`], [`program`]);
+//! - the data: [`results`] (the file every reader reads), [`stats`];
+//! - the vocabulary: [`adapters`] (our implementations, the one list),
+//!   [`implementation`], [`external`], [`matrix`], [`placement`], [`defaults`].
+
+pub mod adapters;
+pub mod binaries;
+pub mod cargo;
+pub mod check;
+pub mod cli;
+pub mod defaults;
+pub mod environment;
+pub mod external;
+pub mod implementation;
+pub mod list;
+pub mod matrix;
+pub mod options;
+pub mod placement;
+pub mod plan;
+pub mod process;
+pub mod processes;
+pub mod program;
+pub mod progress;
+pub mod remote;
+pub mod report;
+pub mod results;
+pub mod run;
+pub mod runner;
+pub mod stats;
+pub mod usage;
+pub mod versions;

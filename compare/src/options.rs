@@ -1,0 +1,183 @@
+//! What the command line parsed, turned into each command's options and
+//! validated once: names resolved, files read, combinations refused with the
+//! reason. The commands themselves never see clap.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Result, bail};
+use pingpong::protocol::MAX_IN_FLIGHT;
+
+use crate::adapters::ADAPTERS;
+use crate::cli::{CheckArgs, ReportArgs, RunArgs};
+use crate::external::External;
+use crate::implementation::Implementation;
+use crate::results::Config;
+use crate::{check, matrix, remote, report, run};
+
+pub fn run(args: RunArgs) -> Result<run::Options> {
+    let start = match args.resume {
+        Some(dir) => run::Start::Resume(dir),
+        None => run::Start::Fresh {
+            config: Box::new(config(&args)?),
+            out: args.out.clone().unwrap_or_else(default_out),
+        },
+    };
+    Ok(run::Options {
+        start,
+        quiet: args.quiet,
+        bin_dir: args.bin_dir,
+        profile: args.profile,
+    })
+}
+
+/// A new run's options, as its results file records them.
+fn config(args: &RunArgs) -> Result<Config> {
+    let externals = args
+        .external
+        .iter()
+        .map(|arg| External::from_arg(arg).map(Arc::new))
+        .collect::<Result<Vec<_>>>()?;
+    for (i, e) in externals.iter().enumerate() {
+        if ADAPTERS.iter().any(|a| a.name == e.name) {
+            bail!(
+                "--external {}: the name is one of ours; choose another",
+                e.name
+            );
+        }
+        if externals[..i].iter().any(|other| other.name == e.name) {
+            bail!("--external names {} twice", e.name);
+        }
+    }
+    let servers: Vec<Implementation> = if args.runtimes.is_empty() {
+        ADAPTERS
+            .iter()
+            .map(Implementation::from)
+            .chain(externals.iter().cloned().map(Implementation::External))
+            .collect()
+    } else {
+        args.runtimes
+            .iter()
+            .map(|n| Implementation::parse(n, &externals))
+            .collect::<Result<_>>()?
+    };
+    if args.server.is_some() && args.runtimes.len() != 1 {
+        bail!(
+            "--server runs one implementation's server, started by hand: name it alone in --runtimes"
+        );
+    }
+    let names: Vec<String> = servers.iter().map(Implementation::name).collect();
+    if let Some(twice) = names
+        .iter()
+        .enumerate()
+        .find_map(|(i, n)| names[..i].contains(n).then_some(n))
+    {
+        bail!("--runtimes names {twice} twice");
+    }
+    let client = args
+        .client
+        .as_deref()
+        .map(|c| Implementation::parse(c, &externals))
+        .transpose()?;
+    let loads = match (&args.threads[..], &args.connections[..]) {
+        ([], []) => matrix::muduo(),
+        ([], connections) => matrix::cross(&[1], connections),
+        (threads, []) => matrix::cross(threads, &[100, 1000]),
+        (threads, connections) => matrix::cross(threads, connections),
+    };
+    for &block in &args.block {
+        for &window in &args.window {
+            if block * window > MAX_IN_FLIGHT {
+                bail!(
+                    "--block {block} with --window {window} puts {} bytes in flight per connection; \
+                     the most is {MAX_IN_FLIGHT}",
+                    block * window
+                );
+            }
+        }
+    }
+    let named = |e: &External| servers.iter().chain(&client).any(|i| i.name() == e.name);
+    Ok(Config {
+        implementations: names,
+        client: client.as_ref().map(Implementation::name),
+        loads,
+        block: args.block[0],
+        blocks: args.block.clone(),
+        windows: args.window.clone(),
+        work: args.work,
+        seconds: args.seconds,
+        warmup: args.warmup,
+        repeat: args.repeat,
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        started: chrono::Utc::now().to_rfc3339(),
+        ended: None,
+        pin: Some(args.pin.to_string()),
+        noisy_percent: Some(args.noisy),
+        latency: Some(!args.no_latency),
+        resumed: Vec::new(),
+        // The ones the run names: an unused file is not the run's business.
+        externals: externals
+            .iter()
+            .filter(|e| named(e))
+            .map(|e| e.as_ref().clone())
+            .collect(),
+        remote: remote::record(
+            args.server.as_deref(),
+            args.remote.as_deref(),
+            args.remote_bin_dir.as_deref(),
+        ),
+    })
+}
+
+/// `results/<UTC timestamp>`, numbered when taken.
+fn default_out() -> PathBuf {
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+    let base = Path::new("results").join(stamp.to_string());
+    (1..)
+        .map(|n| {
+            if n == 1 {
+                base.clone()
+            } else {
+                base.with_extension(n.to_string())
+            }
+        })
+        .find(|p| !p.exists())
+        .expect("a free folder name")
+}
+
+pub fn check(args: CheckArgs) -> Result<check::Options> {
+    let pair = match (args.results.len(), args.baseline, args.candidate) {
+        (1, Some(baseline), Some(candidate)) => Some((baseline, candidate)),
+        (1, _, _) => bail!(
+            "one results file needs --baseline NAME and --candidate NAME (two implementations of its run)"
+        ),
+        (2, None, None) => None,
+        (2, _, _) => bail!(
+            "--baseline and --candidate name implementations inside one results file; give one file with them, or two files without them"
+        ),
+        _ => bail!("give one or two results files"),
+    };
+    Ok(check::Options {
+        results: args.results,
+        pair,
+        threshold: args.threshold / 100.0,
+        confidence: args.confidence,
+        format: args.format,
+    })
+}
+
+pub fn report(args: ReportArgs) -> Result<report::Options> {
+    let results = report::results_file(&args.results);
+    let out = match args.out {
+        Some(out) => out,
+        None => results
+            .parent()
+            .map_or_else(|| ".".into(), Path::to_path_buf),
+    };
+    Ok(report::Options {
+        results,
+        formats: args.format,
+        out,
+        reference: args.reference,
+    })
+}

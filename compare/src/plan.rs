@@ -1,0 +1,99 @@
+//! What a run does, resolved from its recorded options: the implementations
+//! and the groups of cells, in the order they run. Repetitions interleave
+//! the implementations within a group (A B C, A B C, ...), so that the
+//! machine's drift over time hits every implementation alike.
+
+use std::sync::Arc;
+
+use anyhow::{Result, bail};
+
+use crate::external::External;
+use crate::implementation::Implementation;
+use crate::matrix::{Load, Workload};
+use crate::placement::Pin;
+use crate::results::{Config, Remote};
+
+pub struct Plan {
+    /// The implementations measured, in the tables' order.
+    pub servers: Vec<Implementation>,
+    /// The one client every cell uses, when fixed.
+    pub client: Option<Implementation>,
+    /// The groups of cells, in order: every implementation at one load of
+    /// one workload.
+    pub groups: Vec<(Workload, Load)>,
+    pub repeat: usize,
+    pub pin: Pin,
+    pub noisy_percent: f64,
+    pub latency: bool,
+}
+
+impl Plan {
+    /// The plan of a run, from its options as the results file records them
+    /// (a new run's, or one resumed).
+    pub fn of(config: &Config) -> Result<Self> {
+        let externals: Vec<Arc<External>> =
+            config.externals.iter().cloned().map(Arc::new).collect();
+        let parse = |name: &str| Implementation::parse(name, &externals);
+        let servers: Vec<Implementation> = config
+            .implementations
+            .iter()
+            .map(|n| parse(n))
+            .collect::<Result<_>>()?;
+        let client = config.client.as_deref().map(parse).transpose()?;
+        if let (Some(Remote::Ssh { .. }), Some(Implementation::External(e))) = (
+            &config.remote,
+            servers
+                .iter()
+                .find(|i| matches!(i, Implementation::External(_))),
+        ) {
+            bail!(
+                "--remote starts our servers only; start {}'s server on the other host by hand \
+                 and use --server",
+                e.name
+            );
+        }
+        let groups = config
+            .workloads()
+            .into_iter()
+            .flat_map(|w| config.loads.iter().map(move |l| (w, *l)))
+            .collect();
+        Ok(Self {
+            servers,
+            client,
+            groups,
+            repeat: config.repeat,
+            pin: config.pin().parse().map_err(anyhow::Error::msg)?,
+            noisy_percent: config.noisy_percent(),
+            latency: config.latency.unwrap_or(true),
+        })
+    }
+
+    /// Every implementation with a program to prepare: the servers, and the
+    /// fixed client.
+    pub fn implementations(&self) -> Vec<Implementation> {
+        let mut all = self.servers.clone();
+        if let Some(client) = &self.client
+            && !all.contains(client)
+        {
+            all.push(client.clone());
+        }
+        all
+    }
+
+    /// The client of `server`'s cells.
+    pub fn client_of<'a>(&'a self, server: &'a Implementation) -> &'a Implementation {
+        self.client.as_ref().unwrap_or(server)
+    }
+
+    /// How many repetitions the whole run has.
+    pub fn runs(&self) -> usize {
+        self.groups.len() * self.repeat * self.servers.len()
+    }
+
+    /// How many workloads (block size and window) the run has.
+    pub fn workloads(&self) -> usize {
+        let mut workloads: Vec<Workload> = self.groups.iter().map(|(w, _)| *w).collect();
+        workloads.dedup();
+        workloads.len()
+    }
+}

@@ -1,0 +1,29 @@
+//! How an implementation runs, once its binary is built or found.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::external::External;
+
+#[derive(Debug, Clone)]
+pub enum Program {
+    /// One of our `pingpong-<name>` binaries, and the version of the crate
+    /// it was built on.
+    Binary { path: PathBuf, version: String },
+    /// An external program, run through its file's command lines.
+    External(Arc<External>),
+}
+
+/// Every implementation's program, by the implementation's name.
+pub type Programs = HashMap<String, Program>;
+
+impl Program {
+    /// The version the results record.
+    pub fn version(&self) -> &str {
+        match self {
+            Self::Binary { version, .. } => version,
+            Self::External(e) => &e.version,
+        }
+    }
+}

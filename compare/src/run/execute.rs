@@ -1,0 +1,495 @@
+//! The matrix loop: every group's cells, repetitions interleaved, each
+//! repetition asked of a [`Runner`] and recorded, the results file saved
+//! after every one. A cell that fails or cannot run costs that cell only;
+//! an interrupt stops the loop with what was measured kept.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Result, ensure};
+
+use super::interrupt::Interrupt;
+use super::prepare::Placements;
+use crate::plan::Plan;
+use crate::program::Programs;
+use crate::progress::Progress;
+use crate::results::{Results, Rtt, Run, Status};
+use crate::runner::{ClientMeasurement, Job, Measurement, RepetitionError, Runner};
+
+/// How the loop ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// Every repetition of the plan ran (or its cell had no figure already).
+    Completed,
+    Interrupted,
+}
+
+/// What the loop runs with, besides the results it fills.
+pub struct Execution<'a> {
+    pub plan: &'a Plan,
+    pub programs: &'a Programs,
+    pub placements: &'a Placements,
+    /// Where the results are saved after every repetition.
+    pub path: &'a Path,
+    pub interrupt: &'a Interrupt,
+}
+
+impl Execution<'_> {
+    /// Runs every repetition `results` does not hold yet.
+    pub fn run(
+        &self,
+        results: &mut Results,
+        runner: &mut dyn Runner,
+        progress: &mut Progress,
+    ) -> Result<Ended> {
+        let plan = self.plan;
+        let config = results.config.clone();
+        let several = plan.workloads() > 1;
+        let mut order = results
+            .cells
+            .iter()
+            .flat_map(|c| c.runs.iter().map(|r| r.order))
+            .max()
+            .unwrap_or(0);
+        for &(workload, load) in &plan.groups {
+            let placement = &self.placements[&load.threads];
+            let cells: Vec<usize> = plan
+                .servers
+                .iter()
+                .map(|server| {
+                    let client = plan.client_of(server);
+                    results.cell_index(
+                        (server, self.programs[&server.name()].version()),
+                        (client, self.programs[&client.name()].version()),
+                        load,
+                        workload,
+                        placement,
+                    )
+                })
+                .collect();
+            for repetition in 1..=plan.repeat {
+                for &i in &cells {
+                    let cell = &results.cells[i];
+                    if cell.runs.len() >= repetition {
+                        continue;
+                    }
+                    let what = format!(
+                        "{}{:>2} threads {:>5} connections  {:<12} run {repetition}/{}",
+                        if several {
+                            format!("{}, ", workload.label())
+                        } else {
+                            String::new()
+                        },
+                        load.threads,
+                        load.connections,
+                        cell.implementation,
+                        plan.repeat
+                    );
+                    if self.interrupt.raised() {
+                        return Ok(Ended::Interrupted);
+                    }
+                    if cell.status != Status::Ok {
+                        progress
+                            .finished(&format!("{what}  skipped: the cell has no figure already"));
+                        continue;
+                    }
+                    progress.start(&what);
+                    order += 1;
+                    let job = Job {
+                        server: &self.programs[&cell.implementation],
+                        client: &self.programs[&cell.client],
+                        load,
+                        workload,
+                        work: config.work,
+                        warmup: Duration::from_secs_f64(config.warmup),
+                        seconds: Duration::from_secs_f64(config.seconds),
+                        latency: plan.latency,
+                        placement,
+                    };
+                    let outcome = runner
+                        .run(&job)
+                        .and_then(|m| run_of(order, workload.block, m).map_err(Into::into));
+                    if self.interrupt.raised() {
+                        // Killed by the interrupt: not a fault of the implementation.
+                        return Ok(Ended::Interrupted);
+                    }
+                    let cell = &mut results.cells[i];
+                    match outcome {
+                        Ok(run) => {
+                            progress.finished(&format!("{what}  {}", brief(&run)));
+                            cell.push(run, plan.noisy_percent);
+                        }
+                        Err(e @ RepetitionError::Unavailable { .. }) => {
+                            progress.finished(&format!("{what}  unavailable: {e}"));
+                            let RepetitionError::Unavailable { short, .. } = &e else {
+                                unreachable!()
+                            };
+                            cell.set_unavailable(short.clone(), e.to_string());
+                        }
+                        Err(e @ RepetitionError::Failed(_)) => {
+                            progress.finished(&format!("{what}  FAILED: {e}"));
+                            cell.fail(e.to_string());
+                        }
+                    }
+                    results.save(self.path)?;
+                }
+            }
+        }
+        Ok(Ended::Completed)
+    }
+}
+
+/// A repetition's record, from what the runner measured.
+fn run_of(order: usize, block: usize, m: Measurement) -> Result<Run> {
+    let (bytes, seconds) = match &m.client {
+        ClientMeasurement::Ours(r) => (r.bytes, r.seconds),
+        ClientMeasurement::External { bytes, seconds, .. } => (*bytes, *seconds),
+    };
+    ensure!(
+        bytes > 0,
+        "no byte came back inside the {seconds:.2} s window: at this load a round trip takes \
+         longer than the warm-up and the window; lengthen --warmup or --seconds"
+    );
+    let mib_per_s = bytes as f64 / seconds / (1 << 20) as f64;
+    let mut run = Run {
+        order,
+        mib_per_s,
+        messages_per_s: bytes as f64 / block as f64 / seconds,
+        bytes,
+        seconds,
+        connect_seconds: None,
+        verified_connections: None,
+        fairness: None,
+        starved_connections: None,
+        rtt: None,
+        mib_per_server_cpu_s: m
+            .server_usage
+            .filter(|u| u.cpu_percent > 0.0)
+            .map(|u| mib_per_s / (u.cpu_percent / 100.0)),
+        server_usage: m.server_usage,
+        client_usage: m.client_usage,
+        server_cpus: m.server_cpus,
+        client_cpus: Vec::new(),
+    };
+    match m.client {
+        ClientMeasurement::Ours(r) => {
+            run.connect_seconds = Some(r.connect_seconds);
+            run.verified_connections = Some(r.verified_connections);
+            run.fairness = r.fairness;
+            run.starved_connections = Some(r.starved_connections);
+            run.rtt = r.rtt_histogram.map(Rtt::from_histogram).transpose()?;
+            run.client_cpus = r.cpus;
+        }
+        ClientMeasurement::External { cpus, .. } => run.client_cpus = cpus,
+    }
+    Ok(run)
+}
+
+/// A run's outcome in one line.
+fn brief(run: &Run) -> String {
+    let mut line = format!("{:>9.1} MiB/s", run.mib_per_s);
+    if let Some(rtt) = &run.rtt {
+        line += &format!("  p99 {:>8.0} us", rtt.p99_us);
+    }
+    if let (Some(s), Some(c)) = (run.server_usage, run.client_usage) {
+        line += &format!(
+            "  CPU server {:>4.0}% client {:>4.0}%",
+            s.cpu_percent, c.cpu_percent
+        );
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::path::PathBuf;
+
+    use anyhow::anyhow;
+    use pingpong::wire::ClientResult;
+
+    use super::*;
+    use crate::matrix::{Load, cross};
+    use crate::placement::Placement;
+    use crate::program::Program;
+    use crate::results::Config;
+    use crate::runner::Side;
+
+    /// Answers every repetition at once, in the runner's place: MiB/s by
+    /// order of the call, or what `answers` says for an implementation.
+    struct Mock {
+        calls: Vec<(String, Load)>,
+        answers: HashMap<String, fn() -> Result<Measurement, RepetitionError>>,
+        /// Raised on the call with this number (1-based), as Ctrl-C would be.
+        interrupt_at: Option<(usize, Interrupt)>,
+    }
+
+    fn mock() -> Mock {
+        Mock {
+            calls: Vec::new(),
+            answers: HashMap::new(),
+            interrupt_at: None,
+        }
+    }
+
+    fn measured(bytes: u64) -> Measurement {
+        Measurement {
+            client: ClientMeasurement::Ours(ClientResult {
+                threads: 1,
+                connections: 1,
+                block: 16384,
+                bytes,
+                seconds: 1.0,
+                connect_seconds: 0.01,
+                verified_connections: 1,
+                fairness: Some(1.0),
+                starved_connections: 0,
+                rtt_histogram: None,
+                cpus: vec![1],
+            }),
+            server_usage: None,
+            client_usage: None,
+            server_cpus: vec![0],
+        }
+    }
+
+    impl Runner for Mock {
+        fn run(&mut self, job: &Job) -> Result<Measurement, RepetitionError> {
+            let Program::Binary { path, .. } = job.server else {
+                unreachable!("the mock runs ours only")
+            };
+            let name = path.to_string_lossy().into_owned();
+            self.calls.push((name.clone(), job.load));
+            if let Some((at, interrupt)) = &self.interrupt_at
+                && *at == self.calls.len()
+            {
+                interrupt.raise();
+            }
+            match self.answers.get(&name) {
+                Some(answer) => answer(),
+                None => Ok(measured((self.calls.len() as u64) << 20)),
+            }
+        }
+    }
+
+    fn config(implementations: &[&str], loads: Vec<Load>, repeat: usize) -> Config {
+        Config {
+            implementations: implementations.iter().map(|s| s.to_string()).collect(),
+            client: None,
+            loads,
+            block: 16384,
+            blocks: vec![16384],
+            windows: vec![1],
+            work: 0,
+            seconds: 1.0,
+            warmup: 0.0,
+            repeat,
+            command: "compare run".into(),
+            started: "2026-11-30T00:00:00+00:00".into(),
+            ended: None,
+            pin: None,
+            noisy_percent: None,
+            latency: None,
+            resumed: Vec::new(),
+            externals: Vec::new(),
+            remote: None,
+        }
+    }
+
+    /// Runs the loop over `results` with `runner`; saves into a fresh folder.
+    fn execute(results: &mut Results, runner: &mut Mock, interrupt: &Interrupt) -> Ended {
+        let plan = Plan::of(&results.config).unwrap();
+        // Each implementation's "binary" is its own name, for the mock to read.
+        let programs: Programs = plan
+            .servers
+            .iter()
+            .map(|i| {
+                let path = PathBuf::from(i.name());
+                (
+                    i.name(),
+                    Program::Binary {
+                        path,
+                        version: "1.0.0".into(),
+                    },
+                )
+            })
+            .collect();
+        let placement = Placement {
+            server_cpus: vec![0],
+            client_cpus: vec![1],
+            oversubscribed: false,
+        };
+        let placements = results
+            .config
+            .loads
+            .iter()
+            .map(|l| (l.threads, placement.clone()))
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.json");
+        let execution = Execution {
+            plan: &plan,
+            programs: &programs,
+            placements: &placements,
+            path: &path,
+            interrupt,
+        };
+        let ended = execution
+            .run(results, runner, &mut Progress::new(plan.runs(), 0, true))
+            .unwrap();
+        // What was saved last is what the loop holds.
+        let saved = Results::load(&path).unwrap();
+        assert_eq!(
+            serde_json::to_value(&saved.cells).unwrap(),
+            serde_json::to_value(&results.cells).unwrap()
+        );
+        ended
+    }
+
+    fn orders(results: &Results, implementation: &str) -> Vec<usize> {
+        let cell = results
+            .cells
+            .iter()
+            .find(|c| c.implementation == implementation)
+            .unwrap();
+        cell.runs.iter().map(|r| r.order).collect()
+    }
+
+    #[test]
+    fn repetitions_interleave_the_implementations_load_by_load() {
+        let mut r = Results::new(config(&["tokio", "mio", "smol"], cross(&[1], &[1, 10]), 2));
+        let mut runner = mock();
+        assert_eq!(
+            execute(&mut r, &mut runner, &Interrupt::default()),
+            Ended::Completed
+        );
+        let called: Vec<(&str, usize)> = runner
+            .calls
+            .iter()
+            .map(|(n, l)| (n.as_str(), l.connections))
+            .collect();
+        assert_eq!(
+            called,
+            [
+                ("tokio", 1),
+                ("mio", 1),
+                ("smol", 1),
+                ("tokio", 1),
+                ("mio", 1),
+                ("smol", 1),
+                ("tokio", 10),
+                ("mio", 10),
+                ("smol", 10),
+                ("tokio", 10),
+                ("mio", 10),
+                ("smol", 10),
+            ]
+        );
+        assert_eq!(r.cells.len(), 6);
+        assert_eq!(orders(&r, "tokio"), [1, 4]);
+        assert_eq!(orders(&r, "smol"), [3, 6]);
+        // The figure is the median of the runs: the 1st and 4th call moved 1 and 4 MiB.
+        assert_eq!(r.cells[0].mib_per_s.unwrap().median, 2.5);
+    }
+
+    #[test]
+    fn a_failure_or_a_missing_runtime_costs_its_cell_only() {
+        let mut r = Results::new(config(
+            &["tokio", "mio", "glommio"],
+            cross(&[1], &[1, 10]),
+            3,
+        ));
+        let mut runner = mock();
+        runner.answers.insert("tokio".into(), || {
+            Err(anyhow!("server start: the server passed its deadline of 10.0 s; killed").into())
+        });
+        runner.answers.insert("glommio".into(), || {
+            Err(RepetitionError::Unavailable {
+                side: Side::Server,
+                short: "io_uring forbidden".into(),
+                message: "io_uring forbidden: Operation not permitted".into(),
+            })
+        });
+        assert_eq!(
+            execute(&mut r, &mut runner, &Interrupt::default()),
+            Ended::Completed
+        );
+        // A cell without a figure is not tried again.
+        let tried = |name: &str| runner.calls.iter().filter(|(n, _)| n == name).count();
+        assert_eq!((tried("tokio"), tried("glommio"), tried("mio")), (2, 2, 6));
+        for cell in &r.cells {
+            match cell.implementation.as_str() {
+                "tokio" => {
+                    assert_eq!(cell.status, Status::Failed);
+                    assert_eq!(
+                        cell.error.as_deref(),
+                        Some("server start: the server passed its deadline of 10.0 s; killed")
+                    );
+                }
+                "glommio" => {
+                    assert_eq!(cell.status, Status::Unavailable);
+                    assert_eq!(cell.unavailable.as_deref(), Some("io_uring forbidden"));
+                    assert_eq!(
+                        cell.error.as_deref(),
+                        Some("server: io_uring forbidden: Operation not permitted")
+                    );
+                }
+                _ => assert_eq!((cell.status, cell.runs.len()), (Status::Ok, 3)),
+            }
+            assert_eq!(cell.mib_per_s.is_some(), cell.status == Status::Ok);
+        }
+    }
+
+    #[test]
+    fn a_measurement_with_no_bytes_fails_its_cell_with_advice() {
+        let mut r = Results::new(config(&["mio"], cross(&[1], &[1]), 1));
+        let mut runner = mock();
+        runner.answers.insert("mio".into(), || Ok(measured(0)));
+        execute(&mut r, &mut runner, &Interrupt::default());
+        assert_eq!(r.cells[0].status, Status::Failed);
+        assert!(
+            r.cells[0]
+                .error
+                .as_deref()
+                .unwrap()
+                .contains("lengthen --warmup")
+        );
+    }
+
+    #[test]
+    fn an_interrupt_stops_the_loop_with_the_runs_before_it_kept() {
+        let mut r = Results::new(config(&["tokio", "mio"], cross(&[1], &[1, 10]), 2));
+        let interrupt = Interrupt::default();
+        let mut runner = mock();
+        runner.interrupt_at = Some((3, interrupt.clone()));
+        assert_eq!(execute(&mut r, &mut runner, &interrupt), Ended::Interrupted);
+        // The third run was under way: killed, so neither recorded nor blamed.
+        let runs: usize = r.cells.iter().map(|c| c.runs.len()).sum();
+        assert_eq!(runs, 2);
+        assert!(r.cells.iter().all(|c| c.status == Status::Ok));
+    }
+
+    #[test]
+    fn a_resumed_run_runs_what_is_missing_and_continues_the_order() {
+        let mut r = Results::new(config(&["tokio", "mio"], cross(&[1], &[1, 10]), 2));
+        let interrupt = Interrupt::default();
+        let mut first = mock();
+        first.interrupt_at = Some((4, interrupt.clone()));
+        execute(&mut r, &mut first, &interrupt);
+        let mut second = mock();
+        assert_eq!(
+            execute(&mut r, &mut second, &Interrupt::default()),
+            Ended::Completed
+        );
+        // The interrupted 4th run and the 4 of the second load, once each.
+        assert_eq!(second.calls.len(), 5);
+        let mut all: Vec<usize> = r
+            .cells
+            .iter()
+            .flat_map(|c| c.runs.iter().map(|r| r.order))
+            .collect();
+        all.sort_unstable();
+        assert_eq!(all, (1..=8).collect::<Vec<_>>());
+        assert!(r.cells.iter().all(|c| c.runs.len() == 2));
+    }
+}

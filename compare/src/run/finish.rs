@@ -1,0 +1,93 @@
+//! The end of a run: saved whole, its report rendered into its folder, and
+//! on the terminal the answer last: the muduo tables, what their marks mean,
+//! and where the report is.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::Result;
+
+use super::execute::Ended;
+use crate::report::{self, Format};
+use crate::results::{Results, Status};
+
+/// What a finished run found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every cell has a figure (or is unavailable here, with the reason).
+    AllOk,
+    /// A cell failed; the tables say which and why.
+    SomeFailed,
+    /// Stopped by Ctrl-C or SIGTERM; what it measured is saved.
+    Interrupted,
+}
+
+impl Outcome {
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Self::AllOk => 0,
+            Self::SomeFailed => 1,
+            Self::Interrupted => 130,
+        }
+    }
+}
+
+/// How much of the plan this process ran, and since when.
+pub struct Tally {
+    /// Runs in the plan.
+    pub total: usize,
+    /// Runs this process went through (a resumed run skips those it holds).
+    pub ran: usize,
+    pub started: Instant,
+}
+
+pub fn finish(results: &mut Results, out: &Path, ended: Ended, tally: Tally) -> Result<Outcome> {
+    let path = out.join("results.json");
+    if ended == Ended::Interrupted {
+        results.save(&path)?;
+        eprintln!(
+            "interrupted: {} of {} runs saved in {}; continue with: compare run --resume {}",
+            results.runs(),
+            tally.total,
+            path.display(),
+            out.display()
+        );
+        return Ok(Outcome::Interrupted);
+    }
+    results.config.ended = Some(chrono::Utc::now().to_rfc3339());
+    results.save(&path)?;
+    let reference = report::reference(results, None)?;
+    let files = report::write(results, &Format::ALL, out, &reference)?;
+    print!("{}", report::terminal::render(results));
+    println!(
+        "\n{} runs in {:.0} s; results: {}; report (every figure, load by load): {}",
+        tally.ran,
+        tally.started.elapsed().as_secs_f64(),
+        path.display(),
+        files
+            .iter()
+            .find(|f| f.extension().is_some_and(|e| e == "html"))
+            .unwrap_or(&path)
+            .display()
+    );
+    // An unavailable runtime is a fact of the machine, reported, not a failure.
+    Ok(
+        if results.cells.iter().all(|c| c.status != Status::Failed) {
+            Outcome::AllOk
+        } else {
+            Outcome::SomeFailed
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_say_ok_failed_or_interrupted() {
+        let codes =
+            [Outcome::AllOk, Outcome::SomeFailed, Outcome::Interrupted].map(|o| o.exit_code());
+        assert_eq!(codes, [0, 1, 130]);
+    }
+}

@@ -1,0 +1,94 @@
+//! `compare run`: plan, prepare, execute, finish. Every implementation at
+//! every load, repetitions interleaved, the results file saved after every
+//! repetition, the report at the end.
+
+mod execute;
+mod finish;
+mod interrupt;
+mod prepare;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::Result;
+
+use crate::plan::Plan;
+use crate::progress::Progress;
+use crate::results::{Config, Results};
+pub use finish::Outcome;
+use interrupt::Interrupt;
+use prepare::Build;
+
+/// What `compare run` runs, and how.
+pub struct Options {
+    pub start: Start,
+    /// Plain progress lines instead of a bar.
+    pub quiet: bool,
+    /// Prebuilt binaries, instead of a build from the source tree.
+    pub bin_dir: Option<PathBuf>,
+    /// The cargo profile of a build from the source tree.
+    pub profile: String,
+}
+
+/// A new run, or one to continue.
+pub enum Start {
+    /// Its options, as its results will record them, and its folder.
+    Fresh { config: Box<Config>, out: PathBuf },
+    /// The folder of an interrupted run, which continues with its own options.
+    Resume(PathBuf),
+}
+
+pub fn run(options: Options) -> Result<Outcome> {
+    let interrupt = Interrupt::install()?;
+    let (mut results, out) = match options.start {
+        Start::Fresh { config, out } => (Results::new(*config), out),
+        Start::Resume(dir) => (resume(&dir)?, dir),
+    };
+    let plan = Plan::of(&results.config)?;
+    let build = Build {
+        bin_dir: options.bin_dir.as_deref(),
+        profile: &options.profile,
+    };
+    let mut prepared = prepare::prepare(&plan, &mut results, &out, &build)?;
+
+    let path = out.join("results.json");
+    let (total, done) = (plan.runs(), results.runs());
+    let mut progress = Progress::new(total, done, options.quiet);
+    progress.note(&format!(
+        "{total} runs: {} workload(s) x {} loads x {} implementations x {} repetitions, \
+         {:.2} s each at least; results in {}",
+        plan.workloads(),
+        results.config.loads.len(),
+        plan.servers.len(),
+        plan.repeat,
+        results.config.warmup + results.config.seconds,
+        path.display()
+    ));
+    for note in &prepared.notes {
+        progress.note(note);
+    }
+    let started = Instant::now();
+    let execution = execute::Execution {
+        plan: &plan,
+        programs: &prepared.programs,
+        placements: &prepared.placements,
+        path: &path,
+        interrupt: &interrupt,
+    };
+    let ended = execution.run(&mut results, &mut prepared.runner, &mut progress)?;
+    progress.finish();
+    let tally = finish::Tally {
+        total,
+        ran: total - done,
+        started,
+    };
+    finish::finish(&mut results, &out, ended, tally)
+}
+
+/// The results of an interrupted run, to continue.
+fn resume(dir: &Path) -> Result<Results> {
+    let mut results = Results::load(&dir.join("results.json"))?;
+    results.config.resumed.push(chrono::Utc::now().to_rfc3339());
+    results.config.ended = None;
+    Ok(results)
+}

@@ -1,0 +1,147 @@
+//! Everything a run needs before its first repetition, checked before any
+//! of it starts: the machine's limits, the CPUs, the programs (built here),
+//! their hashes, where the servers go, and the results folder.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+
+use crate::binaries;
+use crate::environment;
+use crate::placement::{self, Placement};
+use crate::plan::Plan;
+use crate::processes::ProcessRunner;
+use crate::program::{Program, Programs};
+use crate::remote::{self, Site};
+use crate::results::Results;
+
+/// Where each load's processes run, by thread count.
+pub type Placements = HashMap<usize, Placement>;
+
+/// A run ready to start.
+pub struct Prepared {
+    pub programs: Programs,
+    pub placements: Placements,
+    pub runner: ProcessRunner,
+    /// What the user should know before it starts.
+    pub notes: Vec<String>,
+}
+
+/// How a run's programs are found or built.
+pub struct Build<'a> {
+    /// Prebuilt binaries, instead of a build from the source tree.
+    pub bin_dir: Option<&'a Path>,
+    /// The cargo profile of a build from the source tree.
+    pub profile: &'a str,
+}
+
+/// Prepares `plan` and records where it runs in `results` (the machine only
+/// for a new run: a resumed one keeps its own); saves them into `out`.
+pub fn prepare(plan: &Plan, results: &mut Results, out: &Path, build: &Build) -> Result<Prepared> {
+    let config = &results.config;
+    let most = config.loads.iter().map(|l| l.connections).max();
+    check_connection_limits(most.context("the run has no loads")?)?;
+    let cpus = placement::available_cpus()?;
+    plan.pin.check(&cpus)?;
+
+    let programs = binaries::locate(&plan.implementations(), build.bin_dir, build.profile)?;
+    let suite = environment::suite(&files(&programs)?, build.bin_dir.is_none(), build.profile)?;
+    let resumed = !config.resumed.is_empty();
+    if resumed && suite.binaries != results.suite.binaries {
+        bail!(
+            "the binaries differ from those the run in {} started with: finish it with the \
+             same build (--bin-dir), or start a new run",
+            out.display()
+        );
+    }
+    let local_bins = programs
+        .values()
+        .find_map(|p| match p {
+            Program::Binary { path, .. } => path.parent(),
+            Program::External(_) => None,
+        })
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let (site, server_host) = remote::site(config.remote.as_ref(), &local_bins)?;
+    let mut notes = Vec::new();
+    if let Site::Given(addr) = site {
+        notes.push(format!(
+            "note: the server at {addr} was started by hand: its threads, block, window and work are \
+             what it was started with"
+        ));
+    }
+    // With the server on another host, every CPU here is the client's.
+    let placements: Placements = config
+        .loads
+        .iter()
+        .map(|l| {
+            let placement = match site {
+                Site::Local => plan.pin.place(&cpus, l.threads),
+                _ => plan.pin.place_client(&cpus, l.threads),
+            };
+            (l.threads, placement)
+        })
+        .collect();
+    if placements.values().any(|p| p.oversubscribed) {
+        notes.push(format!(
+            "note: {} CPUs available: loads with more threads than CPUs per side are oversubscribed (marked *)",
+            cpus.len()
+        ));
+    }
+    results.suite = suite;
+    if !resumed {
+        results.host = environment::host(cpus);
+        results.server_host = server_host;
+    }
+    // Made once the run can start (no empty folder for a refused one), and
+    // saved before the first cell: an unwritable folder fails now, not after minutes.
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    results.save(&out.join("results.json"))?;
+    Ok(Prepared {
+        programs,
+        placements,
+        runner: ProcessRunner::new(site),
+        notes,
+    })
+}
+
+/// The files the run's programs execute, by the name the results hash them under.
+fn files(programs: &Programs) -> Result<BTreeMap<String, std::path::PathBuf>> {
+    let mut files = BTreeMap::new();
+    for (name, program) in programs {
+        match program {
+            Program::Binary { path, .. } => {
+                files.insert(name.clone(), path.clone());
+            }
+            Program::External(e) => {
+                for (side, path) in e.programs()? {
+                    files.insert(format!("{name} {side}"), path);
+                }
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// Fails before the first cell when the largest load cannot fit the machine's limits.
+fn check_connection_limits(connections: usize) -> Result<()> {
+    // Each process raises its own soft limit; the hard limit is what counts.
+    pingpong::limits::check_nofile(connections)?;
+    if let Ok(range) = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range") {
+        let ports: Vec<usize> = range
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect();
+        if let [low, high] = ports[..]
+            && connections > high - low + 1
+        {
+            bail!(
+                "{connections} connections to one server need as many local ports, but \
+                 net.ipv4.ip_local_port_range allows {}",
+                high - low + 1
+            );
+        }
+    }
+    Ok(())
+}
