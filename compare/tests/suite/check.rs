@@ -4,7 +4,9 @@
 
 use std::path::Path;
 
-use crate::common::{compare, orders, out_dir};
+use compare::results::Results;
+
+use crate::common::{assert_ok, compare, load, orders, out_dir};
 
 /// Runs mio at 10 connections into `test`'s folder. Seven repetitions: one
 /// run disturbed by the machine (seen here: -30% MiB/s, 10x the p99) must
@@ -14,12 +16,7 @@ fn run(test: &str) -> std::path::PathBuf {
     let mut args = vec!["run", "--out", out.to_str().unwrap(), "--quiet"];
     args.extend(["--runtimes", "mio", "--connections", "10"]);
     args.extend(["--seconds", "0.2", "--warmup", "0.05", "--repeat", "7"]);
-    let output = compare(&args);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_ok(&compare(&args), &args);
     out.join("results.json")
 }
 
@@ -36,15 +33,12 @@ fn check(args: &[&str]) -> (Option<i32>, String, String) {
 
 /// A copy of `from` with every run's throughput scaled by `factor`.
 fn doctored(from: &Path, to: &Path, factor: f64) {
-    let mut results: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(from).unwrap()).unwrap();
-    for cell in results["cells"].as_array_mut().unwrap() {
-        for run in cell["runs"].as_array_mut().unwrap() {
-            run["mib_per_s"] = (run["mib_per_s"].as_f64().unwrap() * factor).into();
-        }
+    let mut results = Results::load(from).unwrap();
+    for run in results.cells.iter_mut().flat_map(|c| c.runs.iter_mut()) {
+        run.mib_per_s *= factor;
     }
     std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-    std::fs::write(to, serde_json::to_string(&results).unwrap()).unwrap();
+    results.save(to).unwrap();
 }
 
 #[test]
@@ -149,7 +143,7 @@ fn an_exact_crate_version_runs_beside_the_workspace_one_and_is_checked() {
     // mio 1.0.2 against the locked mio, in one interleaved run: the
     // isolated build fetches and builds it (cached under target/versions).
     let out = out_dir("versions");
-    let output = compare(&[
+    let args = [
         "run",
         "--runtimes",
         "mio@1.0.2,mio",
@@ -164,28 +158,23 @@ fn an_exact_crate_version_runs_beside_the_workspace_one_and_is_checked() {
         "--quiet",
         "--out",
         out.to_str().unwrap(),
-    ]);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let results: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
-    let cells = results["cells"].as_array().unwrap();
-    assert_eq!(cells[0]["runtime"], "mio@1.0.2");
-    assert_eq!(cells[0]["version"], "1.0.2");
-    assert_eq!(cells[1]["runtime"], "mio");
-    assert_ne!(cells[1]["version"], "1.0.2");
+    ];
+    assert_ok(&compare(&args), &args);
+    let results = load(&out);
+    let cells = &results.cells;
+    assert_eq!(cells[0].implementation, "mio@1.0.2");
+    assert_eq!(cells[0].version, "1.0.2");
+    assert_eq!(cells[1].implementation, "mio");
+    assert_ne!(cells[1].version, "1.0.2");
     // The versions alternate in time.
     assert_eq!(
         (orders(&cells[0]), orders(&cells[1])),
         (vec![1, 3, 5], vec![2, 4, 6])
     );
-    let binaries = &results["suite"]["binaries"];
+    let binaries = &results.suite.binaries;
     assert!(
-        binaries["mio@1.0.2"].is_string() && binaries["mio"].is_string(),
-        "{binaries}"
+        binaries.contains_key("mio@1.0.2") && binaries.contains_key("mio"),
+        "{binaries:?}"
     );
     let (code, stdout, stderr) = check(&[
         out.to_str().unwrap(),

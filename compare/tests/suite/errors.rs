@@ -1,7 +1,5 @@
 //! Bad input gets one clear sentence and exit code 2, before anything runs.
 
-use std::process::Command;
-
 use crate::common::{self, compare};
 
 #[test]
@@ -78,7 +76,8 @@ fn too_few_file_descriptors_say_what_to_change() {
     // The hard limit is lowered for compare alone, which must refuse before
     // any cell (no run starts, so no turn is taken: see common::compare).
     let out = common::out_dir("nofile");
-    let output = Command::new("sh")
+    let output = std::process::Command::new("sh")
+        .env(compare::defaults::PROFILE_ENV, common::PROFILE)
         .arg("-c")
         .arg(format!(
             "ulimit -n 500 && exec '{}' run --runtimes mio --connections 1000 --out '{}'",

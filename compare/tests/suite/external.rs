@@ -5,9 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use compare::results::{Results, Status};
 
-use crate::common::{assert_cell_consistent, cells, compare, folder, out_dir, run_ok};
+use crate::common::{assert_cell_consistent, cell, compare, folder, out_dir, run_ok};
 
 const CONFIGS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/external");
 const STANDIN: &str = concat!(
@@ -39,7 +39,7 @@ fn standins(test: &str) -> Vec<String> {
     .collect()
 }
 
-fn run_with(test: &str, externals: &[String], args: &[&str]) -> Value {
+fn run_with(test: &str, externals: &[String], args: &[&str]) -> Results {
     let mut all: Vec<&str> = externals
         .iter()
         .flat_map(|e| ["--external", e.as_str()])
@@ -47,13 +47,6 @@ fn run_with(test: &str, externals: &[String], args: &[&str]) -> Value {
     all.extend(args);
     all.extend(["--seconds", "1", "--warmup", "0.05", "--repeat", "1"]);
     run_ok(test, &all)
-}
-
-fn cell<'a>(results: &'a Value, runtime: &str, connections: u64) -> &'a Value {
-    cells(results)
-        .iter()
-        .find(|c| c["runtime"] == runtime && c["connections"] == connections)
-        .unwrap_or_else(|| panic!("no cell of {runtime} at {connections} connections"))
 }
 
 #[test]
@@ -65,44 +58,40 @@ fn external_programs_are_columns_beside_ours() {
         &["--runtimes", "muduo,asio,mio", "--connections", "1,4"],
     );
     for name in ["muduo", "asio"] {
-        let recorded = results["config"]["externals"]
-            .as_array()
-            .unwrap()
+        let recorded = results
+            .config
+            .externals
             .iter()
-            .find(|e| e["name"] == name)
+            .find(|e| e.name == name)
             .unwrap_or_else(|| panic!("{name} not recorded"));
-        assert!(
-            recorded["client"]["command"]
-                .as_str()
-                .unwrap()
-                .contains("{connections}")
-        );
+        assert!(recorded.client.command.contains("{connections}"));
         for side in ["server", "client"] {
-            let hash = &results["suite"]["binaries"][format!("{name} {side}")];
-            assert_eq!(
-                hash.as_str().map(str::len),
-                Some(64),
-                "{name} {side}: {hash}"
-            );
+            let hash = results.suite.binaries.get(&format!("{name} {side}"));
+            assert_eq!(hash.map(String::len), Some(64), "{name} {side}: {hash:?}");
         }
         for connections in [1, 4] {
             let c = cell(&results, name, connections);
-            assert_eq!(c["status"], "ok", "{name}: {}", c["error"]);
-            assert_eq!(c["client"], name);
-            assert!(c["model"].as_str().unwrap().starts_with("external: "));
-            assert_eq!(c["version"], recorded["version"]);
-            let run = &c["runs"][0];
+            assert_eq!(c.status, Status::Ok, "{name}: {:?}", c.error);
+            assert_eq!(c.client, name);
+            assert!(c.model.starts_with("external: "));
+            assert_eq!(c.version, recorded.version);
+            let run = &c.runs[0];
             // The program's own figure: bytes over the whole second it was given.
-            assert_eq!(run["seconds"], 1.0);
-            let bytes = run["bytes"].as_f64().unwrap();
+            assert_eq!(run.seconds, 1.0);
+            let bytes = run.bytes as f64;
             assert!(bytes > 0.0, "{name}");
-            let mib = run["mib_per_s"].as_f64().unwrap();
+            let mib = run.mib_per_s;
             assert!((mib - bytes / 1048576.0).abs() < 1e-6 * mib, "{name}");
             // What it does not report is absent, not zero.
-            for absent in ["rtt", "fairness", "connect_seconds", "client_usage"] {
-                assert!(run[absent].is_null(), "{name}: {absent} = {}", run[absent]);
-            }
-            assert!(run["server_usage"]["cpu_percent"].as_f64().unwrap() > 0.0);
+            assert!(
+                run.rtt.is_none() && run.fairness.is_none(),
+                "{name}: {run:?}"
+            );
+            assert!(
+                run.connect_seconds.is_none() && run.client_usage.is_none(),
+                "{name}"
+            );
+            assert!(run.server_usage.unwrap().cpu_percent > 0.0);
         }
     }
     for connections in [1, 4] {
@@ -119,7 +108,7 @@ fn external_programs_are_columns_beside_ours() {
 }
 
 /// `server`'s server against `client`'s client, with `more` options.
-fn pair(test: &str, server: &str, client: &str, more: &[&str]) -> Value {
+fn pair(test: &str, server: &str, client: &str, more: &[&str]) -> Results {
     let mut args = vec!["--runtimes", server, "--client", client];
     args.extend(more);
     run_with(test, &standins(test), &args)
@@ -132,31 +121,25 @@ fn our_client_against_their_server_and_theirs_against_ours() {
     assert_cell_consistent(cell(&ours, "muduo", 3), 1.0);
     let theirs = pair("external-theirs", "mio", "asio", &["--connections", "3"]);
     let c = cell(&theirs, "mio", 3);
-    assert_eq!((&c["status"], &c["client"]), (&"ok".into(), &"asio".into()));
-    assert!(c["runs"][0]["bytes"].as_u64().unwrap() > 0);
+    assert_eq!((c.status, c.client.as_str()), (Status::Ok, "asio"));
+    assert!(c.runs[0].bytes > 0);
 }
 
 #[test]
 fn workloads_an_external_cannot_run_are_unavailable_with_the_reason() {
-    let statuses = |results: &Value| -> Vec<(u64, String)> {
-        cells(results)
-            .iter()
-            .map(|c| (c["window"].as_u64().unwrap(), c["status"].to_string()))
-            .collect()
+    let statuses = |results: &Results| -> Vec<(usize, Status)> {
+        results.cells.iter().map(|c| (c.window, c.status)).collect()
     };
     let windows = ["--connections", "1", "--window", "1,2"];
     // Our client pipelines to any echo server.
     let ours = pair("external-window-ours", "muduo", "mio", &windows);
-    assert_eq!(
-        statuses(&ours),
-        [(1, "\"ok\"".into()), (2, "\"ok\"".into())]
-    );
+    assert_eq!(statuses(&ours), [(1, Status::Ok), (2, Status::Ok)]);
     let theirs = pair("external-window-theirs", "mio", "muduo", &windows);
     assert_eq!(
         statuses(&theirs),
-        [(1, "\"ok\"".into()), (2, "\"unavailable\"".into())]
+        [(1, Status::Ok), (2, Status::Unavailable)]
     );
-    let error = cells(&theirs)[1]["error"].as_str().unwrap();
+    let error = theirs.cells[1].error.as_deref().unwrap();
     assert!(error.contains("{window}"), "{error}");
 }
 

@@ -3,13 +3,14 @@
 //! no process behind; Ctrl-C and SIGTERM stop a run with what it measured
 //! saved and nothing left running.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use compare::results::{Results, Status};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-use crate::common::{self, cells, leftovers, out_dir, processes, run_compare, turn};
+use crate::common::{self, leftovers, load, out_dir, processes, run_compare, turn};
 
 /// tokio with `fault` beside a healthy mio: tokio's cell fails with a
 /// reason containing `expected`, mio's succeeds, nothing is left running.
@@ -38,20 +39,18 @@ fn fault_costs_one_cell(test: &str, fault: &str, expected: &[&str]) {
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{fault}: {stderr}");
-    let results: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
-    let cells = cells(&results);
-    let (tokio, mio) = (&cells[0], &cells[1]);
+    let results = load(&out);
+    let (tokio, mio) = (&results.cells[0], &results.cells[1]);
     assert_eq!(
-        (tokio["runtime"].as_str(), mio["runtime"].as_str()),
-        (Some("tokio"), Some("mio"))
+        (tokio.implementation.as_str(), mio.implementation.as_str()),
+        ("tokio", "mio")
     );
-    assert_eq!(tokio["status"], "failed", "{fault}");
+    assert_eq!(tokio.status, Status::Failed, "{fault}");
     assert!(
-        tokio["mib_per_s"].is_null(),
+        tokio.mib_per_s.is_none(),
         "{fault}: a failed cell has no figure"
     );
-    let error = tokio["error"].as_str().unwrap();
+    let error = tokio.error.as_deref().unwrap();
     for part in expected {
         assert!(error.contains(part), "{fault}: {part:?} not in {error:?}");
     }
@@ -126,7 +125,7 @@ fn ctrl_c_and_sigterm_save_the_runs_and_leave_nothing_running() {
         let _turn = turn();
         let out = out_dir(&format!("signal-{signal}"));
         let path = out.join("results.json");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_compare"))
+        let mut child = common::command()
             .args(["run", "--runtimes", "mio,tokio", "--connections", "1,10"])
             .args([
                 "--seconds",
@@ -146,14 +145,7 @@ fn ctrl_c_and_sigterm_save_the_runs_and_leave_nothing_running() {
         let mut groups = Vec::new();
         loop {
             groups.extend(child_groups(child.id()));
-            let saved = std::fs::read_to_string(&path)
-                .ok()
-                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-                .is_some_and(|r| {
-                    cells(&r)
-                        .iter()
-                        .any(|c| !c["runs"].as_array().unwrap().is_empty())
-                });
+            let saved = Results::load(&path).is_ok_and(|r| r.runs() > 0);
             // Interrupted with a run saved and the next one's processes up.
             if saved && !child_groups(child.id()).is_empty() {
                 break;
@@ -177,10 +169,8 @@ fn ctrl_c_and_sigterm_save_the_runs_and_leave_nothing_running() {
             stderr.contains("interrupted:") && stderr.contains("--resume"),
             "{stderr}"
         );
-        let results: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert!(
-            cells(&results).iter().all(|c| c["status"] == "ok"),
+            load(&out).cells.iter().all(|c| c.status == Status::Ok),
             "{signal}: no cell blamed"
         );
         groups.sort_unstable();

@@ -13,19 +13,9 @@ mod two_hosts;
 mod unavailable;
 mod workloads;
 
-/// Every implementation `compare list` knows, in its order.
-pub const IMPLEMENTATIONS: [&str; 10] = [
-    "tokio",
-    "tokio-local",
-    "mio",
-    "async-std",
-    "smol",
-    "glommio",
-    "monoio",
-    "monoio-epoll",
-    "compio",
-    "std-threads",
-];
+use compare::adapters::ADAPTERS;
 
-/// The implementations that need io_uring.
-pub const IO_URING: [&str; 3] = ["glommio", "monoio", "compio"];
+/// Every implementation `compare list` knows, in its order.
+pub fn implementations() -> Vec<&'static str> {
+    ADAPTERS.iter().map(|a| a.name).collect()
+}

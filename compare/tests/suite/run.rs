@@ -2,8 +2,10 @@
 
 use std::collections::BTreeSet;
 
-use crate::IMPLEMENTATIONS;
-use crate::common::{self, QUICK, assert_cell_consistent, cells, compare, run_ok};
+use compare::results::Results;
+
+use crate::common::{self, QUICK, assert_cell_consistent, assert_ok, compare, load, run_ok};
+use crate::implementations;
 
 const SOME: [&str; 3] = ["tokio", "tokio-local", "mio"];
 
@@ -26,47 +28,29 @@ fn repetitions_are_interleaved_and_every_figure_consistent() {
             "2",
         ],
     );
-    assert_eq!(results["schema"], 1);
-    assert_eq!(results["config"]["repeat"], 2);
-    let cells = cells(&results);
+    assert_eq!(results.schema, 1);
+    assert_eq!(results.config.repeat, 2);
+    let cells = &results.cells;
     assert_eq!(cells.len(), SOME.len() * 4);
     let mut seen = BTreeSet::new();
     for cell in cells {
         assert_cell_consistent(cell, 0.2);
-        assert_eq!(cell["runtime"], cell["client"]);
-        assert_eq!(cell["runs"].as_array().unwrap().len(), 2);
-        assert!(
-            cell["version"].as_str().unwrap().starts_with('1'),
-            "{}",
-            cell["version"]
-        );
-        let placement = &cell["placement"];
-        let server: BTreeSet<u64> = placement["server_cpus"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c.as_u64().unwrap())
-            .collect();
-        let client: BTreeSet<u64> = placement["client_cpus"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c.as_u64().unwrap())
-            .collect();
+        assert_eq!(cell.implementation, cell.client);
+        assert_eq!(cell.runs.len(), 2);
+        assert!(cell.version.starts_with('1'), "{}", cell.version);
+        let placement = &cell.placement;
+        let server: BTreeSet<usize> = placement.server_cpus.iter().copied().collect();
+        let client: BTreeSet<usize> = placement.client_cpus.iter().copied().collect();
         assert!(!server.is_empty() && !client.is_empty());
-        if !placement["oversubscribed"].as_bool().unwrap() {
-            assert!(server.is_disjoint(&client), "{placement}");
+        if !placement.oversubscribed {
+            assert!(server.is_disjoint(&client), "{placement:?}");
         }
-        seen.insert((
-            cell["runtime"].as_str().unwrap().to_string(),
-            cell["threads"].as_u64().unwrap(),
-            cell["connections"].as_u64().unwrap(),
-        ));
+        seen.insert((cell.implementation.clone(), cell.threads, cell.connections));
     }
     assert_eq!(seen.len(), cells.len(), "each cell once");
 
     // Repetitions are interleaved: at one load, runs go A B C, A B C.
-    let orders: Vec<Vec<u64>> = cells[..3].iter().map(common::orders).collect();
+    let orders: Vec<Vec<usize>> = cells[..3].iter().map(common::orders).collect();
     assert_eq!(orders, vec![vec![1, 4], vec![2, 5], vec![3, 6]]);
 }
 
@@ -88,13 +72,13 @@ fn every_implementation_at_ten_thousand_connections_all_verified() {
             "1",
         ],
     );
-    let cells = cells(&results);
-    let names: Vec<_> = cells
+    let names: Vec<&str> = results
+        .cells
         .iter()
-        .map(|c| c["runtime"].as_str().unwrap())
+        .map(|c| c.implementation.as_str())
         .collect();
-    assert_eq!(names, IMPLEMENTATIONS);
-    for cell in cells {
+    assert_eq!(names, implementations());
+    for cell in &results.cells {
         assert_cell_consistent(cell, 0.3);
     }
 }
@@ -102,7 +86,7 @@ fn every_implementation_at_ten_thousand_connections_all_verified() {
 #[test]
 fn prints_the_muduo_table() {
     let out = common::out_dir("table");
-    let output = compare(&[
+    let args = [
         "run",
         "--runtimes",
         "mio,tokio",
@@ -116,8 +100,9 @@ fn prints_the_muduo_table() {
         "1",
         "--out",
         out.to_str().unwrap(),
-    ]);
-    assert!(output.status.success());
+    ];
+    let output = compare(&args);
+    assert_ok(&output, &args);
     // The run renders its report into its folder.
     for file in ["report.md", "report.html", "results.csv", "summary.json"] {
         assert!(out.join(file).is_file(), "{file}");
@@ -143,6 +128,20 @@ fn prints_the_muduo_table() {
             "row {rows}: {stdout}"
         );
     }
+    // The answer comes last: the tables, their marks, and where the
+    // report with every other figure is; the detail is in the report only.
+    assert!(!stdout.contains("p99 us"), "{stdout}");
+    let last = stdout.trim_end().lines().last().unwrap();
+    assert!(
+        last.contains("report (every figure, load by load)"),
+        "{last}"
+    );
+    assert!(last.contains("report.html"), "{last}");
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        report.contains("| implementation | MiB/s | msg/s | p50 us"),
+        "{report}"
+    );
 }
 
 /// Short runs of one implementation, for tests of the run's options.
@@ -164,20 +163,12 @@ fn the_pinning_applied_is_the_pinning_asked_and_recorded() {
         let mut args = short();
         args.extend(["--connections", "10", "--pin", pin]);
         let results = run_ok(&format!("pin-{}", pin.replace('/', "-")), &args);
-        assert_eq!(results["config"]["pin"], pin);
-        let cell = &cells(&results)[0];
+        assert_eq!(results.config.pin.as_deref(), Some(pin));
+        let cell = &results.cells[0];
         // The processes' own affinity, checked against the placement here.
         assert_cell_consistent(cell, 0.2);
-        assert_eq!(
-            cell["placement"]["server_cpus"],
-            serde_json::json!(server),
-            "{pin}"
-        );
-        assert_eq!(
-            cell["placement"]["client_cpus"],
-            serde_json::json!(client),
-            "{pin}"
-        );
+        assert_eq!(cell.placement.server_cpus, server, "{pin}");
+        assert_eq!(cell.placement.client_cpus, client, "{pin}");
     }
 }
 
@@ -186,10 +177,10 @@ fn no_latency_records_no_round_trip_times() {
     let mut args = short();
     args.extend(["--connections", "10", "--no-latency"]);
     let results = run_ok("no-latency", &args);
-    assert_eq!(results["config"]["latency"], false);
-    let run = &cells(&results)[0]["runs"][0];
-    assert!(run["bytes"].as_u64().unwrap() > 0);
-    assert!(run["rtt"].is_null(), "{run}");
+    assert_eq!(results.config.latency, Some(false));
+    let run = &results.cells[0].runs[0];
+    assert!(run.bytes > 0);
+    assert!(run.rtt.is_none(), "{run:?}");
 }
 
 #[test]
@@ -197,12 +188,12 @@ fn mean_round_trip_time_agrees_with_the_message_rate() {
     let mut args = short();
     args.extend(["--connections", "1,10"]);
     let results = run_ok("little", &args);
-    for cell in cells(&results) {
-        let connections = cell["connections"].as_f64().unwrap();
-        let run = &cell["runs"][0];
+    for cell in &results.cells {
+        let connections = cell.connections as f64;
+        let run = &cell.runs[0];
         // Little's law: each connection has one block in flight at a time.
-        let expected_us = connections / run["messages_per_s"].as_f64().unwrap() * 1e6;
-        let mean_us = run["rtt"]["mean_us"].as_f64().unwrap();
+        let expected_us = connections / run.messages_per_s * 1e6;
+        let mean_us = run.rtt.as_ref().unwrap().mean_us;
         assert!(
             (mean_us / expected_us - 1.0).abs() < 0.25,
             "{connections} connections: mean RTT {mean_us} us, {expected_us} us expected"
@@ -214,15 +205,9 @@ fn mean_round_trip_time_agrees_with_the_message_rate() {
 fn a_killed_run_resumes_and_holds_every_cell_once() {
     let out = common::out_dir("resume");
     let path = out.join("results.json");
-    let runs_in = |results: &serde_json::Value| -> usize {
-        cells(results)
-            .iter()
-            .map(|c| c["runs"].as_array().unwrap().len())
-            .sum()
-    };
     {
         let _turn = common::turn();
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_compare"))
+        let mut child = common::command()
             .args([
                 "run",
                 "--out",
@@ -246,10 +231,7 @@ fn a_killed_run_resumes_and_holds_every_cell_once() {
         // Killed (no chance to clean up) once two of the eight runs are saved.
         let start = std::time::Instant::now();
         loop {
-            let saved = std::fs::read_to_string(&path)
-                .ok()
-                .and_then(|t| serde_json::from_str(&t).ok())
-                .map_or(0, |r| runs_in(&r));
+            let saved = Results::load(&path).map_or(0, |r| r.runs());
             if saved >= 2 {
                 break;
             }
@@ -263,35 +245,25 @@ fn a_killed_run_resumes_and_holds_every_cell_once() {
         child.kill().unwrap();
         child.wait().unwrap();
     }
-    let partial: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let before = runs_in(&partial);
+    let before = load(&out).runs();
     assert!(
         (2..8).contains(&before),
         "{before} runs saved before the kill"
     );
 
-    let output = compare(&["run", "--resume", out.to_str().unwrap(), "--quiet"]);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let args = ["run", "--resume", out.to_str().unwrap(), "--quiet"];
+    assert_ok(&compare(&args), &args);
+    let results = load(&out);
+    assert_eq!(
+        results.cells.len(),
+        4,
+        "2 implementations x 2 loads, each once"
     );
-    let results: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let cells = cells(&results);
-    assert_eq!(cells.len(), 4, "2 implementations x 2 loads, each once");
     let mut orders = Vec::new();
-    for cell in cells {
+    for cell in &results.cells {
         assert_cell_consistent(cell, 0.2);
-        assert_eq!(cell["runs"].as_array().unwrap().len(), 2, "{cell}");
-        orders.extend(
-            cell["runs"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|r| r["order"].as_u64().unwrap()),
-        );
+        assert_eq!(cell.runs.len(), 2, "{cell:?}");
+        orders.extend(common::orders(cell));
     }
     orders.sort_unstable();
     assert_eq!(
@@ -299,6 +271,6 @@ fn a_killed_run_resumes_and_holds_every_cell_once() {
         (1..=8).collect::<Vec<_>>(),
         "every run once, in one sequence"
     );
-    assert_eq!(results["config"]["resumed"].as_array().unwrap().len(), 1);
-    assert!(results["config"]["ended"].is_string());
+    assert_eq!(results.config.resumed.len(), 1);
+    assert!(results.config.ended.is_some());
 }

@@ -20,9 +20,13 @@ use std::sync::mpsc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use compare::results::{Cell, Remote, Results};
 use serde_json::Value;
 
-use crate::common::{assert_remote_cell_consistent, cells, folder, out_dir, run_compare, turn};
+use crate::common::{
+    self, assert_ok, assert_remote_cell_consistent, bin_dir, folder, load, out_dir, run_compare,
+    turn,
+};
 
 /// Added to each direction of the delayed link.
 const DELAY: Duration = Duration::from_millis(5);
@@ -64,7 +68,7 @@ fn two_hosts_with_and_without_delay() {
         DELAY.as_millis(),
         figures(&far)
     );
-    for (near, far) in cells(&near).iter().zip(cells(&far)) {
+    for (near, far) in near.cells.iter().zip(&far.cells) {
         assert_delay_shows(near, far);
     }
 
@@ -76,14 +80,14 @@ fn two_hosts_with_and_without_delay() {
 
 /// The round trip rose by at least twice the delay; the throughput is
 /// what `connections` blocks per round trip allow, and below the near one.
-fn assert_delay_shows(near: &Value, far: &Value) {
+fn assert_delay_shows(near: &Cell, far: &Cell) {
     assert_remote_cell_consistent(far, 0.5);
-    let connections = far["connections"].as_f64().unwrap();
-    let run = &far["runs"][0];
-    let p50 = run["rtt"]["p50_us"].as_f64().unwrap();
-    let mean = run["rtt"]["mean_us"].as_f64().unwrap();
+    let connections = far.connections as f64;
+    let run = &far.runs[0];
+    let rtt = run.rtt.as_ref().unwrap();
+    let (p50, mean) = (rtt.p50_us, rtt.mean_us);
     assert!(p50 >= 2.0 * DELAY.as_micros() as f64, "p50 {p50} us");
-    let mib = run["mib_per_s"].as_f64().unwrap();
+    let mib = run.mib_per_s;
     let bound = connections * BLOCK / (2.0 * DELAY.as_secs_f64()) / 1048576.0;
     // One block per connection may straddle the window's end.
     let slack = 1.0 + 2.0 * DELAY.as_secs_f64() / 0.5;
@@ -93,13 +97,13 @@ fn assert_delay_shows(near: &Value, far: &Value) {
         (mib / little - 1.0).abs() < 0.2,
         "{mib} MiB/s, but {connections} blocks per {mean} us round trip give {little}"
     );
-    assert!(mib < near["mib_per_s"]["median"].as_f64().unwrap());
+    assert!(mib < near.mib_per_s.unwrap().median);
 }
 
 /// `pingpong-mio server --until-killed` in namespace b at `ip`, started by
 /// hand in the background, and `compare run --server` from namespace a.
-fn by_hand(net: &Net, ip: &str, test: &str) -> Value {
-    let bin = release_dir().join("pingpong-mio");
+fn by_hand(net: &Net, ip: &str, test: &str) -> Results {
+    let bin = bin_dir().join("pingpong-mio");
     let mut server = Command::new("ip")
         .args(["netns", "exec", &net.b, bin.to_str().unwrap()])
         .args(["server", "--bind", &format!("{ip}:0"), "--threads", "1"])
@@ -138,7 +142,7 @@ fn by_hand(net: &Net, ip: &str, test: &str) -> Value {
     // SAFETY: a signal to our own child, not yet waited for.
     unsafe { libc::kill(server.id() as i32, libc::SIGTERM) };
     server.wait().unwrap();
-    assert_eq!(results["config"]["remote"]["given"]["address"], address);
+    assert_eq!(results.config.remote, Some(Remote::Given { address }));
     results
 }
 
@@ -159,17 +163,21 @@ fn over_ssh(net: &Net, sshd: &Sshd) {
         ],
         &[("COMPARE_SSH_COMMAND", &ssh)],
     );
-    assert_eq!(results["config"]["remote"]["ssh"]["url"], url);
-    let host = &results["server_host"];
-    assert!(host["logical_cpus"].as_u64().unwrap() >= 1, "{host}");
-    assert!(host["name"].is_string(), "{host}");
-    for cell in cells(&results) {
+    assert!(
+        matches!(&results.config.remote, Some(Remote::Ssh { url: u, .. }) if *u == url),
+        "{:?}",
+        results.config.remote
+    );
+    let host = results.server_host.as_ref().expect("the server's host");
+    assert!(host.logical_cpus.unwrap() >= 1, "{host:?}");
+    assert!(host.name.is_some(), "{host:?}");
+    for cell in &results.cells {
         assert_remote_cell_consistent(cell, 0.5);
-        let run = &cell["runs"][0];
+        let run = &cell.runs[0];
         // Its own affinity, as its ready line said; its usage is not measured from here.
-        assert!(!run["server_cpus"].as_array().unwrap().is_empty());
-        assert!(run["server_usage"].is_null());
-        assert!(run["client_usage"]["cpu_percent"].as_f64().unwrap() > 0.0);
+        assert!(!run.server_cpus.is_empty());
+        assert!(run.server_usage.is_none());
+        assert!(run.client_usage.unwrap().cpu_percent > 0.0);
     }
     eprintln!("two_hosts: over ssh: {}", figures(&results));
     let report = std::fs::read_to_string(folder("two-hosts-ssh").join("report.md")).unwrap();
@@ -192,16 +200,20 @@ fn over_ssh(net: &Net, sshd: &Sshd) {
 }
 
 /// Each cell's MiB/s and p50, for the log.
-fn figures(results: &Value) -> String {
-    cells(results)
+fn figures(results: &Results) -> String {
+    results
+        .cells
         .iter()
         .map(|c| {
             format!(
                 "{} {} conn {:.1} MiB/s p50 {:.0} us",
-                c["runtime"].as_str().unwrap_or_default(),
-                c["connections"],
-                c["mib_per_s"]["median"].as_f64().unwrap_or(f64::NAN),
-                c["runs"][0]["rtt"]["p50_us"].as_f64().unwrap_or(f64::NAN)
+                c.implementation,
+                c.connections,
+                c.mib_per_s.map_or(f64::NAN, |s| s.median),
+                c.runs
+                    .first()
+                    .and_then(|r| r.rtt.as_ref())
+                    .map_or(f64::NAN, |r| r.p50_us)
             )
         })
         .collect::<Vec<_>>()
@@ -209,7 +221,7 @@ fn figures(results: &Value) -> String {
 }
 
 /// `compare run ARGS` in namespace `ns` (or here), 0.5 s windows.
-fn compare_in(ns: Option<&str>, test: &str, args: &[&str], env: &[(&str, &str)]) -> Value {
+fn compare_in(ns: Option<&str>, test: &str, args: &[&str], env: &[(&str, &str)]) -> Results {
     let out = out_dir(test);
     let compare = env!("CARGO_BIN_EXE_compare");
     let mut all: Vec<&str> = match ns {
@@ -222,25 +234,15 @@ fn compare_in(ns: Option<&str>, test: &str, args: &[&str], env: &[(&str, &str)])
     let output = if ns.is_some() {
         Command::new("ip")
             .args(&all)
+            .env(compare::defaults::PROFILE_ENV, common::PROFILE)
             .envs(env.iter().copied())
             .output()
             .unwrap()
     } else {
         run_compare(&all[1..], env)
     };
-    assert!(
-        output.status.success(),
-        "{all:?}: {}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap()
-}
-
-/// Where compare builds the runtime binaries: target/release beside this test's target/debug.
-fn release_dir() -> PathBuf {
-    let compare = Path::new(env!("CARGO_BIN_EXE_compare"));
-    compare.parent().unwrap().parent().unwrap().join("release")
+    assert_ok(&output, &all);
+    load(&out)
 }
 
 fn ready_line(stdout: ChildStdout) -> Value {

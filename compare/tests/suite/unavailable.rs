@@ -2,8 +2,10 @@
 //! and the run goes on. io_uring is denied the way Docker's default seccomp
 //! profile denies it (PINGPONG_DENY_IO_URING).
 
-use crate::common::{cells, compare_with, out_dir};
-use crate::{IMPLEMENTATIONS, IO_URING};
+use compare::adapters::ADAPTERS;
+use compare::results::Status;
+
+use crate::common::{compare_with, load, out_dir};
 
 #[test]
 fn denied_io_uring_makes_those_runtimes_unavailable_and_the_rest_run() {
@@ -31,27 +33,27 @@ fn denied_io_uring_makes_those_runtimes_unavailable_and_the_rest_run() {
         output.status.success(),
         "unavailable is not a failure: {output:?}"
     );
-    let results: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
-    let cells = cells(&results);
-    assert_eq!(cells.len(), IMPLEMENTATIONS.len());
-    for cell in cells {
-        let name = cell["runtime"].as_str().unwrap();
-        if IO_URING.contains(&name) {
-            assert_eq!(cell["status"], "unavailable", "{name}: {cell}");
-            assert_eq!(cell["unavailable"], "io_uring forbidden", "{name}");
-            let error = cell["error"].as_str().unwrap();
+    let results = load(&out);
+    assert_eq!(results.cells.len(), ADAPTERS.len());
+    for (cell, adapter) in results.cells.iter().zip(ADAPTERS) {
+        let name = &cell.implementation;
+        assert_eq!(name, adapter.name);
+        if adapter.io_uring {
+            assert_eq!(cell.status, Status::Unavailable, "{name}: {cell:?}");
+            assert_eq!(
+                cell.unavailable.as_deref(),
+                Some("io_uring forbidden"),
+                "{name}"
+            );
+            let error = cell.error.as_deref().unwrap();
             assert!(
                 error.contains("Operation not permitted") && error.contains("seccomp"),
                 "{name}: {error}"
             );
-            assert!(
-                cell["mib_per_s"].is_null() && cell["runs"].as_array().unwrap().is_empty(),
-                "{name}"
-            );
+            assert!(cell.mib_per_s.is_none() && cell.runs.is_empty(), "{name}");
         } else {
             // monoio-epoll among them: the same crate, no io_uring, no fallback needed.
-            assert_eq!(cell["status"], "ok", "{name}: {}", cell["error"]);
+            assert_eq!(cell.status, Status::Ok, "{name}: {:?}", cell.error);
         }
     }
     assert!(

@@ -2,7 +2,7 @@
 //! in one run, each its own section of tables and charts; server CPU work
 //! per block.
 
-use crate::common::{assert_cell_consistent, cells, compare, out_dir, run_ok};
+use crate::common::{assert_cell_consistent, compare, load, out_dir, run_ok};
 
 #[test]
 fn blocks_and_windows_each_get_their_cells_tables_and_charts() {
@@ -33,22 +33,21 @@ fn blocks_and_windows_each_get_their_cells_tables_and_charts() {
         "{stdout}{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let results: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
-    let cells = cells(&results);
-    assert_eq!(cells.len(), 8, "2 blocks x 2 windows x 2 implementations");
+    let results = load(&out);
+    assert_eq!(
+        results.cells.len(),
+        8,
+        "2 blocks x 2 windows x 2 implementations"
+    );
     let mut seen = Vec::new();
-    for cell in cells {
+    for cell in &results.cells {
         assert_cell_consistent(cell, 0.2);
-        let (block, window) = (
-            cell["block"].as_u64().unwrap(),
-            cell["window"].as_u64().unwrap(),
-        );
-        seen.push((block, window, cell["runtime"].as_str().unwrap().to_string()));
+        let (block, window) = (cell.block, cell.window);
+        seen.push((block, window, cell.implementation.clone()));
         // Little's law: connections x window blocks are always in flight.
-        let run = &cell["runs"][0];
-        let expected_us = 10.0 * window as f64 / run["messages_per_s"].as_f64().unwrap() * 1e6;
-        let mean_us = run["rtt"]["mean_us"].as_f64().unwrap();
+        let run = &cell.runs[0];
+        let expected_us = 10.0 * window as f64 / run.messages_per_s * 1e6;
+        let mean_us = run.rtt.as_ref().unwrap().mean_us;
         assert!(
             (mean_us / expected_us - 1.0).abs() < 0.3,
             "block {block}, window {window}: mean RTT {mean_us} us, {expected_us} expected"
@@ -95,19 +94,16 @@ fn server_work_per_block_is_done_in_user_space() {
             "1",
         ],
     );
-    assert_eq!(results["config"]["work"], 20000);
-    for cell in cells(&results) {
+    assert_eq!(results.config.work, 20000);
+    for cell in &results.cells {
         assert_cell_consistent(cell, 0.3);
-        assert_eq!(cell["work"], 20000);
-        let server = &cell["runs"][0]["server_usage"];
-        let (user, system) = (
-            server["user_percent"].as_f64().unwrap(),
-            server["system_percent"].as_f64().unwrap(),
-        );
+        assert_eq!(cell.work, 20000);
+        let server = cell.runs[0].server_usage.unwrap();
+        let (user, system) = (server.user_percent, server.system_percent);
         assert!(
             user > system,
             "{}: user {user}%, system {system}%",
-            cell["runtime"]
+            cell.implementation
         );
     }
 }

@@ -1,0 +1,356 @@
+//! The layout the README promises: no import circles in any crate of the
+//! workspace, and every runtime crate's binaries named in compare's list of
+//! adapters (so that a new runtime cannot be forgotten by the suite).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use regex::Regex;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A module, as the path from its crate's root (`["client", "session"]`).
+type Module = Vec<String>;
+
+/// Every module of the crate whose sources are in `src`, with its file.
+/// Binaries under `src/bin` are crates of their own, each one file.
+fn modules(src: &Path) -> BTreeMap<Module, PathBuf> {
+    let mut found = BTreeMap::new();
+    let mut stack = vec![src.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                if path.file_name().unwrap() != "bin" {
+                    stack.push(path);
+                }
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            // Beside a lib.rs, main.rs is a binary crate that uses the library by name.
+            if path.file_name().unwrap() == "main.rs" && dir.join("lib.rs").is_file() {
+                continue;
+            }
+            let relative = path.strip_prefix(src).unwrap().with_extension("");
+            let mut module: Module = relative
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            if matches!(
+                module.last().map(String::as_str),
+                Some("mod" | "lib" | "main")
+            ) {
+                module.pop();
+            }
+            found.insert(module, path);
+        }
+    }
+    found
+}
+
+/// The source without comments and string literals, which may hold paths,
+/// and without its unit tests (at the end of a file, by this project's
+/// custom), whose `super::*` is the module itself.
+fn code(source: &str) -> String {
+    let source = source.split("#[cfg(test)]").next().unwrap_or_default();
+    let comments =
+        Regex::new(r#"(?s)//[^\n]*|/\*.*?\*/|'(?:\\.|[^'\\\n])'|"(?:\\.|[^"\\])*""#).unwrap();
+    comments.replace_all(source, " ").into_owned()
+}
+
+/// Expands a `use` tree (`crate::{a, b::{c, d}}`) into its paths.
+fn expand(tree: &str) -> Vec<String> {
+    let tree = tree.trim();
+    let Some(open) = tree.find('{') else {
+        return vec![tree.split(" as ").next().unwrap().trim().to_string()];
+    };
+    let prefix = &tree[..open];
+    let inner = &tree[open + 1..tree.rfind('}').unwrap()];
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&inner[start..]);
+    parts
+        .into_iter()
+        .filter(|p| !p.trim().is_empty())
+        .flat_map(expand)
+        .map(|p| match p.as_str() {
+            "self" => prefix.trim_end_matches("::").to_string(),
+            _ => format!("{prefix}{p}"),
+        })
+        .collect()
+}
+
+/// The modules `module` refers to: by `crate::`, `super::`, `self::` or a
+/// child's name, in `use` items and in paths in the code.
+fn references(module: &Module, source: &str, all: &BTreeMap<Module, PathBuf>) -> BTreeSet<Module> {
+    let code = code(source);
+    let uses = Regex::new(r"(?s)\buse\s+([^;]+);").unwrap();
+    let inline =
+        Regex::new(r"\b((?:crate|super|self|[a-z_][a-z0-9_]*)(?:::[A-Za-z_][A-Za-z0-9_]*)+)")
+            .unwrap();
+    let mut paths: Vec<String> = uses
+        .captures_iter(&code)
+        .flat_map(|c| expand(&c[1]))
+        .collect();
+    paths.extend(inline.captures_iter(&code).map(|c| c[1].to_string()));
+    let mut found = BTreeSet::new();
+    for path in paths {
+        let mut segments: Vec<&str> = path.split("::").map(str::trim).collect();
+        let mut at: Module = match segments[0] {
+            "crate" => Vec::new(),
+            "super" => {
+                // The parent of a file module is its folder's module; of a
+                // folder module (mod.rs), the folder above.
+                let mut parent = module.clone();
+                parent.pop();
+                parent
+            }
+            "self" => module.clone(),
+            child => {
+                let mut candidate = module.clone();
+                candidate.push(child.to_string());
+                if !all.contains_key(&candidate) {
+                    continue;
+                }
+                segments.insert(0, "self");
+                module.clone()
+            }
+        };
+        segments.remove(0);
+        while segments.first() == Some(&"super") {
+            at.pop();
+            segments.remove(0);
+        }
+        // The longest module the path names; items after it are not modules.
+        let mut target = at.clone();
+        for segment in segments {
+            let mut next = target.clone();
+            next.push(segment.to_string());
+            if !all.contains_key(&next) {
+                break;
+            }
+            target = next;
+        }
+        if &target != module {
+            found.insert(target);
+        }
+    }
+    found
+}
+
+/// The strongly connected components of more than one module (Tarjan).
+fn circles(graph: &BTreeMap<Module, BTreeSet<Module>>) -> Vec<Vec<Module>> {
+    struct State<'a> {
+        graph: &'a BTreeMap<Module, BTreeSet<Module>>,
+        index: BTreeMap<&'a Module, usize>,
+        low: BTreeMap<&'a Module, usize>,
+        stack: Vec<&'a Module>,
+        on_stack: BTreeSet<&'a Module>,
+        found: Vec<Vec<Module>>,
+    }
+    fn visit<'a>(s: &mut State<'a>, v: &'a Module) {
+        let i = s.index.len();
+        s.index.insert(v, i);
+        s.low.insert(v, i);
+        s.stack.push(v);
+        s.on_stack.insert(v);
+        for w in &s.graph[v] {
+            if !s.index.contains_key(w) {
+                visit(s, w);
+                let low = s.low[v].min(s.low[w]);
+                s.low.insert(v, low);
+            } else if s.on_stack.contains(w) {
+                let low = s.low[v].min(s.index[w]);
+                s.low.insert(v, low);
+            }
+        }
+        if s.low[v] == s.index[v] {
+            let mut component = Vec::new();
+            while let Some(w) = s.stack.pop() {
+                s.on_stack.remove(w);
+                component.push(w.clone());
+                if w == v {
+                    break;
+                }
+            }
+            if component.len() > 1 {
+                component.sort();
+                s.found.push(component);
+            }
+        }
+    }
+    let mut s = State {
+        graph,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        found: Vec::new(),
+    };
+    for v in graph.keys() {
+        if !s.index.contains_key(v) {
+            visit(&mut s, v);
+        }
+    }
+    s.found
+}
+
+/// The import graph of the crate in `src`: every module and what it uses.
+fn graph(src: &Path) -> BTreeMap<Module, BTreeSet<Module>> {
+    let all = modules(src);
+    all.iter()
+        .map(|(module, file)| {
+            let source = fs::read_to_string(file).unwrap();
+            let used = references(module, &source, &all);
+            (module.clone(), used)
+        })
+        .collect()
+}
+
+/// Every crate's `src` folder in the workspace.
+fn crates() -> Vec<PathBuf> {
+    let root = workspace();
+    let mut dirs = vec![root.join("pingpong/src"), root.join("compare/src")];
+    let mut runtimes: Vec<PathBuf> = fs::read_dir(root.join("runtimes"))
+        .unwrap()
+        .map(|e| e.unwrap().path().join("src"))
+        .collect();
+    runtimes.sort();
+    dirs.extend(runtimes);
+    dirs
+}
+
+#[test]
+fn no_crate_has_an_import_circle() {
+    let mut report = Vec::new();
+    for src in crates() {
+        let graph = graph(&src);
+        let edges: usize = graph.values().map(BTreeSet::len).sum();
+        eprintln!(
+            "{}: {} modules, {edges} imports between them",
+            src.display(),
+            graph.len()
+        );
+        for circle in circles(&graph) {
+            let names: Vec<String> = circle
+                .iter()
+                .map(|m| match m.is_empty() {
+                    true => "(root)".to_string(),
+                    false => m.join("::"),
+                })
+                .collect();
+            report.push(format!("{}: {}", src.display(), names.join(" <-> ")));
+        }
+    }
+    assert!(
+        report.is_empty(),
+        "modules that import each other, directly or around a circle (make the \
+         dependency point one way; inside a crate, use an item by its module, not \
+         through a re-export):\n{}",
+        report.join("\n")
+    );
+}
+
+#[test]
+fn the_checker_finds_circles_through_use_trees_and_re_exports() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    fs::create_dir_all(src.join("a")).unwrap();
+    fs::write(src.join("lib.rs"), "mod a;\nmod b;\npub use a::Thing;\n").unwrap();
+    fs::write(src.join("a/mod.rs"), "mod inner;\npub use inner::Thing;\n").unwrap();
+    fs::write(
+        src.join("a/inner.rs"),
+        "use crate::{b::{self, Other}, c};\npub struct Thing;\n",
+    )
+    .unwrap();
+    fs::write(
+        src.join("b.rs"),
+        "// crate::a is named only here\nfn f() { crate::Thing; }\n",
+    )
+    .unwrap();
+    let graph = graph(src);
+    // `b` and `b::Other` are module b; `c`, an item of the root.
+    assert_eq!(
+        graph[&vec!["a".to_string(), "inner".to_string()]],
+        BTreeSet::from([vec![], vec!["b".to_string()]])
+    );
+    let found = circles(&graph);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        found[0].len(),
+        4,
+        "root -> a -> a::inner -> b -> root: {found:?}"
+    );
+}
+
+/// The binaries a runtime crate builds: `[[bin]]` entries, `src/main.rs`
+/// (named after the package) and `src/bin/*.rs`.
+fn binaries_of(krate: &Path) -> (String, BTreeSet<String>) {
+    let manifest: toml::Table = fs::read_to_string(krate.join("Cargo.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let package = manifest["package"]["name"].as_str().unwrap().to_string();
+    let mut binaries: BTreeSet<String> = manifest
+        .get("bin")
+        .and_then(|b| b.as_array())
+        .into_iter()
+        .flatten()
+        .map(|b| b["name"].as_str().unwrap().to_string())
+        .collect();
+    if krate.join("src/main.rs").is_file() {
+        binaries.insert(package.clone());
+    }
+    if let Ok(dir) = fs::read_dir(krate.join("src/bin")) {
+        for entry in dir {
+            let path = entry.unwrap().path();
+            binaries.insert(path.file_stem().unwrap().to_string_lossy().into_owned());
+        }
+    }
+    (package, binaries)
+}
+
+#[test]
+fn every_runtime_binary_is_an_adapter_and_every_adapter_a_binary() {
+    let mut built = BTreeSet::new();
+    for entry in fs::read_dir(workspace().join("runtimes")).unwrap() {
+        let (package, binaries) = binaries_of(&entry.unwrap().path());
+        for binary in binaries {
+            let adapter = compare::adapters::ADAPTERS
+                .iter()
+                .find(|a| a.binary() == binary);
+            let adapter = adapter.unwrap_or_else(|| {
+                panic!(
+                    "{package} builds {binary}, which compare/src/adapters.rs does not list: \
+                     add it to ADAPTERS (README: Adding a runtime)"
+                )
+            });
+            assert_eq!(adapter.package, package, "{binary}");
+            built.insert(binary);
+        }
+    }
+    for adapter in compare::adapters::ADAPTERS {
+        assert!(
+            built.contains(&adapter.binary()),
+            "{} is listed, but no runtime crate builds {}",
+            adapter.name,
+            adapter.binary()
+        );
+    }
+}
