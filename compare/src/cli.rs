@@ -3,12 +3,12 @@
 //! options, validated once.
 
 use std::path::PathBuf;
-use std::str::FromStr;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use pingpong::protocol::MAX_IN_FLIGHT;
 
+use crate::named::Named;
 use crate::placement::Pin;
 use crate::{check, defaults, report};
 
@@ -60,7 +60,7 @@ pub struct CheckArgs {
     /// table (for the terminal), markdown, bmf (Bencher Metric Format: the
     /// candidate's figures) or github-action-benchmark (customBiggerIsBetter:
     /// the candidate's throughput).
-    #[arg(long, default_value = "table", value_parser = one_of::<check::Format>(check::Format::NAMES))]
+    #[arg(long, default_value = "table", value_parser = one_of::<check::Format>())]
     pub format: check::Format,
 }
 
@@ -70,7 +70,7 @@ pub struct ReportArgs {
     pub results: PathBuf,
     /// Formats to write (comma-separated).
     #[arg(long, value_delimiter = ',', default_values = report::Format::NAMES,
-          value_parser = one_of::<report::Format>(report::Format::NAMES))]
+          value_parser = one_of::<report::Format>())]
     pub format: Vec<report::Format>,
     /// Folder to write into (default: the folder of the results file).
     #[arg(long)]
@@ -166,12 +166,10 @@ pub struct RunArgs {
     pub profile: String,
 }
 
-/// One of `names`, parsed as a `T`: clap lists the names in its help and errors.
-fn one_of<T>(names: &'static [&'static str]) -> impl TypedValueParser<Value = T>
-where
-    T: FromStr<Err: std::fmt::Debug> + Clone + Send + Sync + 'static,
-{
-    PossibleValuesParser::new(names).map(|name| name.parse().expect("a name of the list parses"))
+/// One of `T`'s choices, by name: clap lists the names in its help and errors.
+fn one_of<T: Named + Send + Sync>() -> impl TypedValueParser<Value = T> {
+    PossibleValuesParser::new(T::NAMES)
+        .map(|name| T::from_name(&name).expect("a name of the list is a choice"))
 }
 
 /// A whole number from 1 to `max`; 0 and negative numbers get the range.

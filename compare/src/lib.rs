@@ -10,7 +10,8 @@
 //!   the programs ([`binaries`], [`cargo`], [`versions`], [`program`]);
 //! - the data: [`results`] (the file every reader reads), [`stats`];
 //! - the vocabulary: [`adapters`] (our implementations, the one list),
-//!   [`implementation`], [`external`], [`matrix`], [`placement`], [`defaults`].
+//!   [`implementation`], [`external`], [`matrix`], [`placement`], [`defaults`],
+//!   [`named`].
 
 pub mod adapters;
 pub mod binaries;
@@ -23,6 +24,7 @@ pub mod external;
 pub mod implementation;
 pub mod list;
 pub mod matrix;
+pub mod named;
 pub mod options;
 pub mod placement;
 pub mod plan;

@@ -9,10 +9,10 @@ mod table;
 mod verdicts;
 
 use std::path::PathBuf;
-use std::str::FromStr;
 
 use anyhow::{Result, bail};
 
+use crate::named::Named;
 use crate::report;
 use crate::results::Results;
 use verdicts::Render;
@@ -29,15 +29,17 @@ pub enum Format {
     GithubActionBenchmark,
 }
 
-impl Format {
-    pub const ALL: [Format; 4] = [
+impl Named for Format {
+    const ALL: &[Format] = &[
         Format::Table,
         Format::Markdown,
         Format::Bmf,
         Format::GithubActionBenchmark,
     ];
-    pub const NAMES: &[&str] = &["table", "markdown", "bmf", "github-action-benchmark"];
+    const NAMES: &[&str] = &["table", "markdown", "bmf", "github-action-benchmark"];
+}
 
+impl Format {
     fn renderer(self) -> &'static dyn Render {
         match self {
             Self::Table => &table::Table,
@@ -45,18 +47,6 @@ impl Format {
             Self::Bmf => &bmf::Bmf,
             Self::GithubActionBenchmark => &github::GithubActionBenchmark,
         }
-    }
-}
-
-impl FromStr for Format {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        Self::NAMES
-            .iter()
-            .position(|name| *name == s)
-            .map(|i| Self::ALL[i])
-            .ok_or_else(|| format!("{s} is not one of {}", Self::NAMES.join(", ")))
     }
 }
 
@@ -116,8 +106,8 @@ mod tests {
     #[test]
     fn format_names_parse_to_their_formats() {
         for (name, format) in Format::NAMES.iter().zip(Format::ALL) {
-            assert_eq!(name.parse::<Format>(), Ok(format));
+            assert_eq!(Format::from_name(name).as_ref(), Ok(format));
         }
-        assert!("csv".parse::<Format>().is_err());
+        assert!(Format::from_name("csv").is_err());
     }
 }

@@ -15,11 +15,11 @@ pub mod terminal;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 
 use anyhow::{Context, Result, bail};
 
 use crate::defaults;
+use crate::named::Named;
 use crate::results::Results;
 use document::{Document, Export};
 use grid::View;
@@ -34,16 +34,18 @@ pub enum Format {
     Html,
 }
 
-impl Format {
-    pub const ALL: [Format; 5] = [
+impl Named for Format {
+    const ALL: &[Format] = &[
         Format::Markdown,
         Format::Csv,
         Format::Json,
         Format::Svg,
         Format::Html,
     ];
-    pub const NAMES: &[&str] = &["markdown", "csv", "json", "svg", "html"];
+    const NAMES: &[&str] = &["markdown", "csv", "json", "svg", "html"];
+}
 
+impl Format {
     fn exporter(self) -> &'static dyn Export {
         match self {
             Self::Markdown => &markdown::Markdown,
@@ -52,18 +54,6 @@ impl Format {
             Self::Svg => &svg::Charts,
             Self::Html => &html::Html,
         }
-    }
-}
-
-impl FromStr for Format {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        Self::NAMES
-            .iter()
-            .position(|name| *name == s)
-            .map(|i| Self::ALL[i])
-            .ok_or_else(|| format!("{s} is not one of {}", Self::NAMES.join(", ")))
     }
 }
 
@@ -178,7 +168,7 @@ pub(crate) mod tests {
         let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
         let written: Vec<Vec<PathBuf>> = dirs
             .iter()
-            .map(|d| write(&results, &Format::ALL, d.path(), "mio").unwrap())
+            .map(|d| write(&results, Format::ALL, d.path(), "mio").unwrap())
             .collect();
         assert_eq!(written[0].len(), written[1].len());
         for (a, b) in written[0].iter().zip(&written[1]) {
@@ -201,8 +191,8 @@ pub(crate) mod tests {
     #[test]
     fn format_names_parse_to_their_formats() {
         for (name, format) in Format::NAMES.iter().zip(Format::ALL) {
-            assert_eq!(name.parse::<Format>(), Ok(format));
+            assert_eq!(Format::from_name(name).as_ref(), Ok(format));
         }
-        assert!("pdf".parse::<Format>().is_err());
+        assert!(Format::from_name("pdf").is_err());
     }
 }

@@ -8,6 +8,7 @@ use std::time::Instant;
 use anyhow::Result;
 
 use super::execute::Ended;
+use crate::named::Named;
 use crate::report::{self, Format};
 use crate::results::{Results, Status};
 
@@ -57,7 +58,7 @@ pub fn finish(results: &mut Results, out: &Path, ended: Ended, tally: Tally) -> 
     results.config.ended = Some(chrono::Utc::now().to_rfc3339());
     results.save(&path)?;
     let reference = report::reference(results, None)?;
-    let files = report::write(results, &Format::ALL, out, &reference)?;
+    let files = report::write(results, Format::ALL, out, &reference)?;
     print!("{}", report::terminal::render(results));
     println!(
         "\n{} runs in {:.0} s; results: {}; report (every figure, load by load): {}",
