@@ -129,9 +129,23 @@ pub struct RunArgs {
     /// Seconds of pingpong after connecting, before the window.
     #[arg(long, default_value_t = defaults::WARMUP, allow_negative_numbers = true, value_parser = pingpong::cli::seconds(false))]
     pub warmup: f64,
-    /// Repetitions of each cell; the cell's figure is their median.
-    #[arg(long, default_value_t = defaults::REPEAT, allow_negative_numbers = true, value_parser = count(1000))]
-    pub repeat: usize,
+    /// Repetitions of each cell, exactly; the cell's figure is their median.
+    /// With --precision, the fewest.
+    #[arg(long, allow_negative_numbers = true, value_parser = count(1000))]
+    pub repeat: Option<usize>,
+    /// Repeat cells, in further interleaved rounds, until the 95% interval
+    /// of each one's median MiB/s is within this percentage of the median
+    /// (six runs at least), up to --max-repeat and --budget; "off" for a
+    /// fixed number of repetitions. The default unless --repeat is given.
+    #[arg(long, value_name = "PCT|off", value_parser = precision)]
+    pub precision: Option<Precision>,
+    /// The most repetitions a cell gets in pursuit of --precision.
+    #[arg(long, allow_negative_numbers = true, value_parser = count(1000))]
+    pub max_repeat: Option<usize>,
+    /// Minutes the repetitions beyond the first --repeat rounds may take in
+    /// all; cells still short of --precision then are named at the end.
+    #[arg(long, value_name = "MINUTES", allow_negative_numbers = true, value_parser = minutes)]
+    pub budget: Option<f64>,
     /// Mark a cell noisy when its max MiB/s exceeds its min by more than this percentage.
     #[arg(long, default_value_t = defaults::NOISY_PERCENT, value_parser = percent)]
     pub noisy: f64,
@@ -149,8 +163,8 @@ pub struct RunArgs {
     /// skipping the runs its results.json already holds.
     #[arg(long, conflicts_with_all = [
         "runtimes", "client", "external", "server", "remote", "remote_bin_dir", "connections",
-        "threads", "block", "window", "work", "seconds", "warmup", "repeat", "noisy", "pin",
-        "no_latency", "out",
+        "threads", "block", "window", "work", "seconds", "warmup", "repeat", "precision",
+        "max_repeat", "budget", "noisy", "pin", "no_latency", "out",
     ])]
     pub resume: Option<PathBuf>,
     /// Plain progress lines instead of a progress bar.
@@ -175,6 +189,30 @@ fn one_of<T: Named + Send + Sync>() -> impl TypedValueParser<Value = T> {
 /// A whole number from 1 to `max`; 0 and negative numbers get the range.
 fn count(max: i64) -> impl TypedValueParser<Value = usize> {
     clap::value_parser!(i64).range(1..=max).map(|v| v as usize)
+}
+
+/// `--precision`: a percentage, or off.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Precision {
+    Percent(f64),
+    Off,
+}
+
+fn precision(s: &str) -> Result<Precision, String> {
+    match s {
+        "off" => Ok(Precision::Off),
+        _ => match percent(s)? {
+            p if p > 0.0 => Ok(Precision::Percent(p)),
+            _ => Err(format!("{s} is not a positive percentage (or off)")),
+        },
+    }
+}
+
+fn minutes(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("{s} is not a positive number of minutes")),
+    }
 }
 
 fn percent(s: &str) -> Result<f64, String> {
@@ -223,6 +261,9 @@ mod tests {
                 "--seconds",
                 "--warmup",
                 "--repeat",
+                "--precision",
+                "--max-repeat",
+                "--budget",
                 "--noisy",
                 "--pin",
                 "--no-latency",
@@ -244,6 +285,7 @@ mod tests {
                 "0.5",
                 "1e309",
                 "NaN",
+                "off",
                 "auto",
                 "none",
                 "0-1/2",

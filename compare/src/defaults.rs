@@ -5,8 +5,14 @@
 pub const SECONDS: f64 = 1.0;
 /// Pingpong after connecting and before the window, in seconds.
 pub const WARMUP: f64 = 0.25;
-/// Repetitions of each cell.
+/// Repetitions of each cell: exactly, with `--repeat`; at least, in
+/// pursuit of a precision.
 pub const REPEAT: usize = 3;
+/// The half-width, in percent of the median, of the 95% interval of each
+/// cell's median MiB/s that a run repeats cells for.
+pub const PRECISION_PERCENT: f64 = 5.0;
+/// The most repetitions a cell gets in pursuit of the precision.
+pub const MAX_REPEAT: usize = 12;
 /// Bytes per block: the muduo article's 16 KiB.
 pub const BLOCK: usize = 16384;
 /// Blocks in flight per connection: one, as in muduo's pingpong.

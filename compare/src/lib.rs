@@ -6,7 +6,7 @@
 //!   [`report`], [`list`];
 //! - a run's parts: its [`plan`], the [`runner`] of one repetition (real:
 //!   [`processes`], over [`process`]), where servers go ([`remote`]),
-//!   what the processes spent ([`usage`]), the machine ([`environment`]),
+//!   what the processes spent ([`usage`], [`counters`]), the machine ([`environment`]),
 //!   the programs ([`binaries`], [`cargo`], [`versions`], [`program`]);
 //! - the data: [`results`] (the file every reader reads), [`stats`];
 //! - the vocabulary: [`adapters`] (our implementations, the one list),
@@ -18,6 +18,7 @@ pub mod binaries;
 pub mod cargo;
 pub mod check;
 pub mod cli;
+pub mod counters;
 pub mod defaults;
 pub mod environment;
 pub mod external;

@@ -9,11 +9,11 @@ use anyhow::{Result, bail};
 use pingpong::protocol::MAX_IN_FLIGHT;
 
 use crate::adapters::ADAPTERS;
-use crate::cli::{CheckArgs, ReportArgs, RunArgs};
+use crate::cli::{CheckArgs, Precision, ReportArgs, RunArgs};
 use crate::external::External;
 use crate::implementation::Implementation;
 use crate::results::Config;
-use crate::{check, matrix, remote, report, run};
+use crate::{check, defaults, matrix, remote, report, run};
 
 pub fn run(args: RunArgs) -> Result<run::Options> {
     let start = match args.resume {
@@ -96,6 +96,24 @@ fn config(args: &RunArgs) -> Result<Config> {
             }
         }
     }
+    // An explicit --repeat alone is a fixed count; otherwise cells repeat
+    // until precise, the --repeat first rounds (or the default) at least.
+    let precision = match (args.precision, args.repeat) {
+        (Some(Precision::Percent(p)), _) => Some(p),
+        (Some(Precision::Off), _) | (None, Some(_)) => None,
+        (None, None) => Some(defaults::PRECISION_PERCENT),
+    };
+    let repeat = args.repeat.unwrap_or(defaults::REPEAT);
+    let max_repeat = match precision {
+        Some(_) => args.max_repeat.unwrap_or(defaults::MAX_REPEAT),
+        None => repeat,
+    };
+    if max_repeat < repeat {
+        bail!("--max-repeat {max_repeat} is below --repeat {repeat}");
+    }
+    if precision.is_none() && (args.max_repeat.is_some() || args.budget.is_some()) {
+        bail!("--max-repeat and --budget bound the repetitions for --precision, which is off here");
+    }
     let named = |e: &External| servers.iter().chain(&client).any(|i| i.name() == e.name);
     Ok(Config {
         implementations: names,
@@ -107,7 +125,7 @@ fn config(args: &RunArgs) -> Result<Config> {
         work: args.work,
         seconds: args.seconds,
         warmup: args.warmup,
-        repeat: args.repeat,
+        repeat,
         command: std::env::args().collect::<Vec<_>>().join(" "),
         started: chrono::Utc::now().to_rfc3339(),
         ended: None,
@@ -115,6 +133,9 @@ fn config(args: &RunArgs) -> Result<Config> {
         noisy_percent: Some(args.noisy),
         latency: Some(!args.no_latency),
         resumed: Vec::new(),
+        precision_percent: precision,
+        max_repeat: precision.map(|_| max_repeat),
+        budget_seconds: args.budget.map(|minutes| minutes * 60.0),
         // The ones the run names: an unused file is not the run's business.
         externals: externals
             .iter()

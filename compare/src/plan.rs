@@ -4,6 +4,7 @@
 //! machine's drift over time hits every implementation alike.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Result, bail};
 
@@ -21,7 +22,14 @@ pub struct Plan {
     /// The groups of cells, in order: every implementation at one load of
     /// one workload.
     pub groups: Vec<(Workload, Load)>,
+    /// Repetitions of every cell: exactly, or at least with a precision.
     pub repeat: usize,
+    /// Repeat cells until their median is this precise (percent), if set,
+    pub precision: Option<f64>,
+    /// up to this many repetitions,
+    pub max_repeat: usize,
+    /// and this long for all the repetitions beyond `repeat`.
+    pub budget: Option<Duration>,
     pub pin: Pin,
     pub noisy_percent: f64,
     pub latency: bool,
@@ -62,6 +70,9 @@ impl Plan {
             client,
             groups,
             repeat: config.repeat,
+            precision: config.precision_percent,
+            max_repeat: config.max_repeat.unwrap_or(config.repeat),
+            budget: config.budget_seconds.map(Duration::from_secs_f64),
             pin: config.pin().parse().map_err(anyhow::Error::msg)?,
             noisy_percent: config.noisy_percent(),
             latency: config.latency.unwrap_or(true),
@@ -85,9 +96,10 @@ impl Plan {
         self.client.as_ref().unwrap_or(server)
     }
 
-    /// How many repetitions the whole run has.
-    pub fn runs(&self) -> usize {
-        self.groups.len() * self.repeat * self.servers.len()
+    /// How many repetitions the whole run has at least, and at most.
+    pub fn runs(&self) -> (usize, usize) {
+        let cells = self.groups.len() * self.servers.len();
+        (cells * self.repeat, cells * self.max_repeat)
     }
 
     /// How many workloads (block size and window) the run has.

@@ -18,6 +18,9 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use wait_timeout::ChildExt;
 
+use crate::counters::{Counters, Edge};
+use crate::results::Cost;
+
 /// How long a process may take to exit once its work is done.
 pub const EXIT_DEADLINE: Duration = Duration::from_secs(5);
 
@@ -43,15 +46,34 @@ pub struct Process {
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
     stderr: Option<JoinHandle<String>>,
+    /// The kernel's counts of it and its threads, or why there are none.
+    counters: Result<Counted, String>,
+}
+
+/// Counters that the process inherited from the thread that spawned it,
+/// which lives, idle, as long as they are read.
+struct Counted {
+    counters: Counters,
+    _keeper: mpsc::Sender<()>,
+}
+
+/// Whether a process's system calls and switches are counted.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Counting {
+    On,
+    /// Not counted, and why: what runs here is not the process measured (ssh).
+    Off(&'static str),
 }
 
 impl Process {
-    /// Starts `program` with `args`, confined to `cpus` (none: not pinned).
+    /// Starts `program` with `args`, confined to `cpus` (none: not pinned),
+    /// its system calls counted or not.
     pub fn spawn(
         role: &'static str,
         program: &Path,
         args: &[String],
         cpus: &[usize],
+        counting: Counting,
     ) -> Result<Self> {
         let mut cmd = Command::new(program);
         cmd.args(args)
@@ -66,9 +88,11 @@ impl Process {
                 cmd.pre_exec(move || Ok(sched_setaffinity(Pid::from_raw(0), &set)?));
             }
         }
-        let mut child = cmd
-            .spawn()
-            .with_context(|| format!("starting {}", program.display()))?;
+        let (child, counters) = match counting {
+            Counting::On => spawn_counted(cmd),
+            Counting::Off(why) => (cmd.spawn(), Err(why.to_string())),
+        };
+        let mut child = child.with_context(|| format!("starting {}", program.display()))?;
         LIVE.lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(child.id() as i32);
@@ -93,11 +117,24 @@ impl Process {
             child,
             lines,
             stderr: Some(stderr),
+            counters,
         })
     }
 
     pub fn id(&self) -> u32 {
         self.child.id()
+    }
+
+    /// What the kernel has counted of the process and its threads so far,
+    /// at `edge` of a span, or why it cannot say.
+    pub fn counts(&mut self, edge: Edge) -> Result<Cost, String> {
+        match &mut self.counters {
+            Ok(counted) => counted
+                .counters
+                .read(edge)
+                .map_err(|e| format!("reading the counters: {e}")),
+            Err(why) => Err(why.clone()),
+        }
     }
 
     /// The next line on stdout that `parse` accepts, before `deadline`;
@@ -226,6 +263,38 @@ impl Drop for Process {
     }
 }
 
+/// Spawns `cmd` from a thread of its own that first opens counters which
+/// the child, and every thread it starts, inherits; the thread then waits
+/// until the counters are dropped, so that they keep following the child.
+fn spawn_counted(mut cmd: Command) -> (std::io::Result<Child>, Result<Counted, String>) {
+    let (sent, spawned) = mpsc::channel();
+    let (keeper, released) = mpsc::channel::<()>();
+    let started = thread::Builder::new()
+        .name("counted-spawn".into())
+        .spawn(move || {
+            let counters = Counters::inherited();
+            let _ = sent.send((cmd.spawn(), counters));
+            // Nothing this thread does from here on is counted: it waits.
+            let _ = released.recv();
+        });
+    if let Err(e) = started {
+        return (Err(e), Err("no thread to count from".into()));
+    }
+    match spawned.recv() {
+        Ok((child, counters)) => (
+            child,
+            counters.map(|counters| Counted {
+                counters,
+                _keeper: keeper,
+            }),
+        ),
+        Err(_) => (
+            Err(std::io::Error::other("the spawning thread died")),
+            Err("the spawning thread died".into()),
+        ),
+    }
+}
+
 fn cpu_set(cpus: &[usize]) -> Result<CpuSet> {
     let mut set = CpuSet::new();
     for &cpu in cpus {
@@ -240,7 +309,7 @@ mod tests {
 
     fn sh(script: &str, cpus: &[usize]) -> Process {
         let args = ["-c".to_string(), script.to_string()];
-        Process::spawn("server", Path::new("/bin/sh"), &args, cpus).unwrap()
+        Process::spawn("server", Path::new("/bin/sh"), &args, cpus, Counting::On).unwrap()
     }
 
     fn alive(pid: u32) -> bool {
@@ -308,6 +377,41 @@ mod tests {
         assert!(e.to_string().contains("did not exit within 100ms"), "{e}");
         let mut p = sh("exit 0", &[]);
         assert!(p.wait(Duration::from_secs(5)).unwrap().success());
+    }
+
+    #[test]
+    fn a_process_and_its_threads_are_counted_from_spawn_on() {
+        let mut p = sh(
+            "read line; dd if=/dev/zero of=/dev/null bs=1 count=500 2>/dev/null; sleep 5",
+            &[],
+        );
+        let Ok(before) = p.counts(Edge::Opens) else {
+            eprintln!("not counted here: {:?}", p.counts(Edge::Opens));
+            return;
+        };
+        p.close_stdin();
+        // The reads and writes of dd, a grandchild started after the spawn.
+        let done = (0..200).find_map(|_| {
+            std::thread::sleep(Duration::from_millis(10));
+            let now = p.counts(Edge::Closes).unwrap();
+            (now.writes - before.writes >= 500).then_some(now)
+        });
+        let after = done.expect("dd's writes counted");
+        assert!(after.reads - before.reads >= 500, "{before:?} {after:?}");
+    }
+
+    #[test]
+    fn a_process_not_counted_says_why() {
+        let args = ["-c".to_string(), "exit 0".to_string()];
+        let why = "a server on another host";
+        let mut p = Process::spawn(
+            "server",
+            Path::new("/bin/sh"),
+            &args,
+            &[],
+            Counting::Off(why),
+        );
+        assert_eq!(p.as_mut().unwrap().counts(Edge::Opens), Err(why.into()));
     }
 
     #[test]

@@ -11,10 +11,12 @@ use anyhow::{Context, Result, anyhow, bail, ensure};
 use pingpong::client::ClientConfig;
 use pingpong::wire::{Failure, Line, Window};
 
+use crate::counters::Edge;
 use crate::external::{self, External};
-use crate::process::{EXIT_DEADLINE, Process};
+use crate::process::{Counting, EXIT_DEADLINE, Process};
 use crate::program::Program;
 use crate::remote::{Site, Ssh};
+use crate::results::Cost;
 use crate::runner::{ClientMeasurement, Job, Measurement, RepetitionError, Runner, Side};
 use crate::usage::Sample;
 
@@ -51,8 +53,8 @@ impl Runner for ProcessRunner {
         }
         let mut server = start_server(job, &self.site)?;
         let measured = match job.client {
-            Program::Binary { path, .. } => our_client(job, path, &server),
-            Program::External(e) => external_client(job, e, &server).map_err(Into::into),
+            Program::Binary { path, .. } => our_client(job, path, &mut server),
+            Program::External(e) => external_client(job, e, &mut server).map_err(Into::into),
         };
         let measured = match (measured, &mut server.process) {
             (Err(e), Some(process)) => return Err(blamed(process, e)),
@@ -153,12 +155,13 @@ fn start_server(job: &Job, site: &Site) -> Result<Server, RepetitionError> {
         }),
         (Site::Local, Program::Binary { path, .. }) => {
             let args = server_args(job, SocketAddr::from(([127, 0, 0, 1], 0)));
-            let process = Process::spawn("server", path, &args, cpus)?;
+            let process = Process::spawn("server", path, &args, cpus, Counting::On)?;
             ready(process, deadline, None)
         }
         (Site::Ssh(ssh), Program::Binary { path, .. }) => {
             let args = ssh_server_args(ssh, path, job)?;
-            let process = Process::spawn("server", Path::new(&ssh.program), &args, cpus)?;
+            let counting = Counting::Off("the server runs on another host");
+            let process = Process::spawn("server", Path::new(&ssh.program), &args, cpus, counting)?;
             ready(process, deadline, Some(ssh.ip))
         }
         (Site::Local, Program::External(e)) => Ok(external_server(job, e, deadline)?),
@@ -205,6 +208,7 @@ fn external_server(job: &Job, e: &External, deadline: Instant) -> Result<Server>
         Path::new(&command[0]),
         &command[1..],
         &job.placement.server_cpus,
+        Counting::On,
     )?;
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     loop {
@@ -251,7 +255,38 @@ fn client_config(job: &Job, connect: SocketAddr) -> ClientConfig {
     }
 }
 
-fn our_client(job: &Job, bin: &Path, server: &Server) -> Result<Measurement, RepetitionError> {
+impl Server {
+    /// What the kernel has counted of the server so far, or why it cannot say.
+    fn counts(&mut self, edge: Edge) -> Result<Cost, String> {
+        match &mut self.process {
+            Some(process) => process.counts(edge),
+            None => Err("the server was started by hand".into()),
+        }
+    }
+}
+
+/// What the kernel counted of each process between two readings, and the
+/// first reason a side has none.
+fn costs(
+    opened: Option<[Result<Cost, String>; 2]>,
+    closed: Option<[Result<Cost, String>; 2]>,
+) -> ([Option<Cost>; 2], Option<String>) {
+    let (Some(opened), Some(closed)) = (opened, closed) else {
+        return ([None, None], None);
+    };
+    let mut absent = None;
+    let mut side = |i: usize| match (&opened[i], &closed[i]) {
+        (Ok(a), Ok(b)) => Some(b.since(a)),
+        (Err(why), _) | (_, Err(why)) => {
+            absent.get_or_insert_with(|| why.clone());
+            None
+        }
+    };
+    let cost = [side(0), side(1)];
+    (cost, absent)
+}
+
+fn our_client(job: &Job, bin: &Path, server: &mut Server) -> Result<Measurement, RepetitionError> {
     let config = client_config(job, server.addr);
     // Lingering, it is still alive (not a zombie) when sampled at the window's end.
     let mut args: Vec<String> = ["client", "--linger", "--connect"].map(String::from).into();
@@ -268,22 +303,31 @@ fn our_client(job: &Job, bin: &Path, server: &Server) -> Result<Measurement, Rep
     if !job.latency {
         args.push("--no-latency".into());
     }
-    let mut client = Process::spawn("client", bin, &args, &job.placement.client_cpus)?;
+    let mut client = Process::spawn(
+        "client",
+        bin,
+        &args,
+        &job.placement.client_cpus,
+        Counting::On,
+    )?;
     // Both processes are sampled at the window's edges, as the client
     // announces them; each stage has its own deadline.
     let pids = [server.pid, Some(client.id())];
     let sample = || pids.map(|pid| Sample::take(pid?).ok());
     let (mut opened, mut closed) = (None, None);
+    let (mut counted_from, mut counted_to) = (None, None);
     let mut stage = "connecting and warm-up";
     let mut deadline = Instant::now() + config.connect_deadline() + job.warmup + MARGIN;
     let result = loop {
         match client.next_line(deadline, stage, line)? {
             Line::Window(Window::Open) => {
+                counted_from = Some([server.counts(Edge::Opens), client.counts(Edge::Opens)]);
                 opened = Some(sample());
                 stage = "measurement window";
                 deadline = Instant::now() + job.seconds + MARGIN;
             }
             Line::Window(Window::Closed) => {
+                counted_to = Some([server.counts(Edge::Closes), client.counts(Edge::Closes)]);
                 closed = Some(sample());
                 stage = "shutdown";
                 deadline = Instant::now() + config.drain_deadline() + MARGIN;
@@ -314,26 +358,32 @@ fn our_client(job: &Job, bin: &Path, server: &Server) -> Result<Measurement, Rep
         )
         .into());
     }
+    let ([server_cost, client_cost], cost_absent) = costs(counted_from, counted_to);
     Ok(Measurement {
         server_usage: usage(0),
         client_usage: usage(1),
         server_cpus: server.cpus.clone(),
         client: ClientMeasurement::Ours(result),
+        server_cost,
+        client_cost,
+        cost_absent,
     })
 }
 
 /// An external client runs for its time and prints its throughput; the
 /// server is sampled over the client's whole run.
-fn external_client(job: &Job, e: &External, server: &Server) -> Result<Measurement> {
+fn external_client(job: &Job, e: &External, server: &mut Server) -> Result<Measurement> {
     let host = server.addr.ip().to_string();
     let values = values(job, &host, server.addr.port());
     let command = e.client_command(&values)?;
     let opened = server.pid.and_then(|pid| Sample::take(pid).ok());
+    let counted_from = server.counts(Edge::Opens);
     let mut client = Process::spawn(
         "client",
         Path::new(&command[0]),
         &command[1..],
         &job.placement.client_cpus,
+        Counting::Off("an external client announces no window"),
     )?;
     let cpus = pingpong::affinity::of(client.id()).unwrap_or_default();
     let config = ClientConfig {
@@ -343,6 +393,7 @@ fn external_client(job: &Job, e: &External, server: &Server) -> Result<Measureme
     };
     let (status, stdout, stderr) = client.output(Instant::now() + config.deadline() + MARGIN)?;
     let closed = server.pid.and_then(|pid| Sample::take(pid).ok());
+    let counted_to = server.counts(Edge::Closes);
     ensure!(
         status.success(),
         "client: {} exited with {status}; it printed: {}",
@@ -358,6 +409,12 @@ fn external_client(job: &Job, e: &External, server: &Server) -> Result<Measureme
         server_usage: opened.zip(closed).map(|(a, b)| a.until(&b)),
         client_usage: None,
         server_cpus: server.cpus.clone(),
+        server_cost: match (counted_from, counted_to) {
+            (Ok(a), Ok(b)) => Some(b.since(&a)),
+            _ => None,
+        },
+        client_cost: None,
+        cost_absent: Some("an external client announces no window".into()),
     })
 }
 

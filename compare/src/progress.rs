@@ -40,6 +40,14 @@ impl Progress {
         }
     }
 
+    /// `runs` more runs than planned: repetitions in pursuit of a precision.
+    pub fn more(&mut self, runs: usize) {
+        self.total += runs;
+        if let Some(bar) = &self.bar {
+            bar.set_length(self.total as u64);
+        }
+    }
+
     /// The run about to start.
     pub fn start(&self, what: &str) {
         if let Some(bar) = &self.bar {
@@ -70,6 +78,16 @@ impl Progress {
             Some(bar) => bar.println(line),
             None => eprintln!("{line}"),
         }
+    }
+
+    /// Runs planned so far.
+    pub fn total(&self) -> usize {
+        self.total
+    }
+
+    /// Runs this process went through (ran, or skipped for a cell that had failed).
+    pub fn finished_here(&self) -> usize {
+        self.done - self.done_before
     }
 
     pub fn finish(&self) {

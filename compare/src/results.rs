@@ -115,6 +115,17 @@ pub struct Config {
     /// RFC 3339 times the run was resumed with `--resume`.
     #[serde(default)]
     pub resumed: Vec<String>,
+    /// `--precision`: the half-width of the 95% interval of each cell's
+    /// median MiB/s, in percent of the median, that the run repeated cells
+    /// for; absent: a fixed number of repetitions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision_percent: Option<f64>,
+    /// `--max-repeat`: the most repetitions a cell gets in pursuit of the precision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_repeat: Option<usize>,
+    /// `--budget`: the time, in seconds, the repetitions beyond `repeat` may take in all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_seconds: Option<f64>,
     /// External implementations (`--external`), as their files described them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub externals: Vec<External>,
@@ -182,6 +193,22 @@ pub struct Cell {
     /// The runs' MiB/s spread (max / min) exceeds the run's noise threshold.
     #[serde(default)]
     pub noisy: bool,
+    /// The distribution-free interval of the median MiB/s; absent unless ok.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Interval>,
+    /// Where the runs' MiB/s fall into two clusters, each one's median: a
+    /// cell whose median would flip between two states.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modes: Option<[f64; 2]>,
+}
+
+/// An interval of a median: order statistics of the runs, and the
+/// probability that it holds the true median (its coverage, binomial).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Interval {
+    pub low: f64,
+    pub high: f64,
+    pub confidence: f64,
 }
 
 /// Median, min and max over a cell's runs of each figure (absent where no
@@ -201,6 +228,101 @@ pub struct Figures {
     pub connect_seconds: Option<Summary>,
     #[serde(default)]
     pub fairness: Option<Summary>,
+    /// How much throughput moved inside each run's window: the spread of
+    /// its slices, (max - min) / median.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_spread: Option<Summary>,
+    /// What each block cost the server and the client.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_per_block: Option<PerBlock>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_per_block: Option<PerBlock>,
+}
+
+/// What a block cost one process, summarized over the runs: CPU time in
+/// microseconds, and counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PerBlock {
+    pub cpu_us: Option<Summary>,
+    pub user_us: Option<Summary>,
+    pub system_us: Option<Summary>,
+    pub syscalls: Option<Summary>,
+    pub reads: Option<Summary>,
+    pub writes: Option<Summary>,
+    pub waits: Option<Summary>,
+    pub futex: Option<Summary>,
+    pub other_syscalls: Option<Summary>,
+    pub context_switches: Option<Summary>,
+}
+
+/// Throughput inside the window, slice by slice.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Series {
+    /// How long each slice lasted, in seconds.
+    pub seconds: Vec<f64>,
+    /// Bytes the client read in each slice.
+    pub bytes: Vec<u64>,
+}
+
+impl Series {
+    /// MiB/s of each slice.
+    pub fn mib_per_s(&self) -> Vec<f64> {
+        self.bytes
+            .iter()
+            .zip(&self.seconds)
+            .map(|(&b, &s)| b as f64 / s / (1 << 20) as f64)
+            .collect()
+    }
+
+    /// (max - min) / median of the slices' MiB/s: 0 for a steady window.
+    pub fn spread(&self) -> Option<f64> {
+        let rates = self.mib_per_s();
+        let median = stats::median(&rates).filter(|m| *m > 0.0)?;
+        let (min, max) = rates.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &r| {
+            (lo.min(r), hi.max(r))
+        });
+        Some((max - min) / median)
+    }
+}
+
+/// What a process did over the window, as the kernel counted it for the
+/// process and every thread it started (perf_event_open tracepoints).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Cost {
+    /// Every system call.
+    pub syscalls: u64,
+    /// read, readv, recvfrom, recvmsg, recvmmsg.
+    pub reads: u64,
+    /// write, writev, sendto, sendmsg, sendmmsg.
+    pub writes: u64,
+    /// Readiness waits: epoll_wait, epoll_pwait, epoll_pwait2, poll, ppoll,
+    /// select, pselect6, io_uring_enter.
+    pub waits: u64,
+    /// futex: threads waiting for or waking each other.
+    pub futex: u64,
+    pub context_switches: u64,
+}
+
+impl Cost {
+    /// What was counted from `earlier` until these counts.
+    pub fn since(&self, earlier: &Cost) -> Cost {
+        Cost {
+            syscalls: self.syscalls.saturating_sub(earlier.syscalls),
+            reads: self.reads.saturating_sub(earlier.reads),
+            writes: self.writes.saturating_sub(earlier.writes),
+            waits: self.waits.saturating_sub(earlier.waits),
+            futex: self.futex.saturating_sub(earlier.futex),
+            context_switches: self
+                .context_switches
+                .saturating_sub(earlier.context_switches),
+        }
+    }
+
+    /// The system calls of no kind above.
+    pub fn other_syscalls(&self) -> u64 {
+        self.syscalls
+            .saturating_sub(self.reads + self.writes + self.waits + self.futex)
+    }
 }
 
 /// One repetition of a cell.
@@ -238,6 +360,68 @@ pub struct Run {
     pub server_cpus: Vec<usize>,
     #[serde(default)]
     pub client_cpus: Vec<usize>,
+    /// Throughput inside the window, slice by slice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<Series>,
+    /// What each process did over the window, as the kernel counted it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cost: Option<Cost>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cost: Option<Cost>,
+    /// Why a process's cost was not counted, where it was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_absent: Option<String>,
+}
+
+impl Run {
+    /// Blocks that came back inside the window.
+    pub fn blocks(&self, block: usize) -> f64 {
+        self.bytes as f64 / block as f64
+    }
+
+    /// What a block cost one process in this run: its usage and counts over
+    /// the window, per block.
+    fn per_block(
+        &self,
+        block: usize,
+        usage: Option<Usage>,
+        cost: Option<Cost>,
+    ) -> Option<[f64; 10]> {
+        let blocks = self.blocks(block);
+        let (usage, cost) = (usage?, cost?);
+        let us = |percent: f64| percent / 100.0 * self.seconds * 1e6 / blocks;
+        let per = |n: u64| n as f64 / blocks;
+        Some([
+            us(usage.cpu_percent),
+            us(usage.user_percent),
+            us(usage.system_percent),
+            per(cost.syscalls),
+            per(cost.reads),
+            per(cost.writes),
+            per(cost.waits),
+            per(cost.futex),
+            per(cost.other_syscalls()),
+            per(cost.context_switches),
+        ])
+    }
+}
+
+/// The per-block costs of one process over the runs that have them.
+fn per_block(runs: &[Run], of: impl Fn(&Run) -> Option<[f64; 10]>) -> Option<PerBlock> {
+    let values: Vec<[f64; 10]> = runs.iter().filter_map(of).collect();
+    let field = |i: usize| Summary::of(values.iter().map(|v| v[i]));
+    (!values.is_empty()).then(|| PerBlock {
+        cpu_us: field(0),
+        user_us: field(1),
+        system_us: field(2),
+        syscalls: field(3),
+        reads: field(4),
+        writes: field(5),
+        waits: field(6),
+        futex: field(7),
+        other_syscalls: field(8),
+        context_switches: field(9),
+    })
 }
 
 /// Round-trip time percentiles of one run, in microseconds, and the
@@ -358,11 +542,22 @@ impl Cell {
         if self.status != Status::Ok {
             return;
         }
-        self.mib_per_s = Summary::of(self.runs.iter().map(|r| r.mib_per_s));
+        let mib: Vec<f64> = self.runs.iter().map(|r| r.mib_per_s).collect();
+        self.mib_per_s = Summary::of(mib.iter().copied());
         self.noisy = self
             .mib_per_s
             .is_some_and(|s| s.max > s.min * (1.0 + noisy_percent / 100.0));
+        self.interval =
+            stats::median_interval(&mib, defaults::CONFIDENCE).map(|(low, high, confidence)| {
+                Interval {
+                    low,
+                    high,
+                    confidence,
+                }
+            });
+        self.modes = stats::modes(&mib);
         let runs = &self.runs;
+        let block = self.block;
         let of = |f: &dyn Fn(&Run) -> Option<f64>| Summary::of(runs.iter().filter_map(f));
         self.figures = Some(Figures {
             messages_per_s: of(&|r| Some(r.messages_per_s)),
@@ -376,7 +571,28 @@ impl Cell {
             mib_per_server_cpu_s: of(&|r| r.mib_per_server_cpu_s),
             connect_seconds: of(&|r| r.connect_seconds),
             fairness: of(&|r| r.fairness),
+            window_spread: of(&|r| r.series.as_ref()?.spread()),
+            server_per_block: per_block(runs, |r| {
+                r.per_block(block, r.server_usage, r.server_cost)
+            }),
+            client_per_block: per_block(runs, |r| {
+                r.per_block(block, r.client_usage, r.client_cost)
+            }),
         });
+    }
+
+    /// How precisely the runs pin the median down: the half-width of its
+    /// 95% interval in percent of the median; none until there are runs
+    /// enough for 95% (six).
+    pub fn precision(&self) -> Option<f64> {
+        let (median, interval) = (self.mib_per_s?.median, self.interval?);
+        (interval.confidence >= defaults::CONFIDENCE && median > 0.0)
+            .then(|| (median - interval.low).max(interval.high - median) / median * 100.0)
+    }
+
+    /// Whether the cell needs more runs for `target` percent of precision.
+    pub fn short_of(&self, target: f64) -> bool {
+        self.status == Status::Ok && self.precision().is_none_or(|p| p > target)
     }
 
     /// Marks the cell unavailable: the implementation cannot start here.
@@ -386,6 +602,8 @@ impl Cell {
         self.error = Some(error);
         self.mib_per_s = None;
         self.figures = None;
+        self.interval = None;
+        self.modes = None;
     }
 
     /// Marks the cell failed: one failed repetition means no figure for the cell.
@@ -395,6 +613,8 @@ impl Cell {
             self.error = Some(error);
             self.mib_per_s = None;
             self.figures = None;
+            self.interval = None;
+            self.modes = None;
         }
     }
 }
@@ -482,6 +702,8 @@ impl Results {
                 mib_per_s: None,
                 figures: None,
                 noisy: false,
+                interval: None,
+                modes: None,
             });
             self.cells.len() - 1
         })

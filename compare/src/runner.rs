@@ -11,6 +11,7 @@ use pingpong::wire::ClientResult;
 use crate::matrix::{Load, Workload};
 use crate::placement::Placement;
 use crate::program::Program;
+use crate::results::Cost;
 use crate::usage::Usage;
 
 /// What one repetition runs.
@@ -38,6 +39,11 @@ pub struct Measurement {
     pub client_usage: Option<Usage>,
     /// The CPUs the server found in its own affinity.
     pub server_cpus: Vec<usize>,
+    /// What the kernel counted of each process over the window.
+    pub server_cost: Option<Cost>,
+    pub client_cost: Option<Cost>,
+    /// Why a process's cost was not counted, where it was not.
+    pub cost_absent: Option<String>,
 }
 
 #[derive(Debug)]

@@ -56,6 +56,56 @@ pub fn median(values: &[f64]) -> Option<f64> {
     }
 }
 
+/// The distribution-free interval of the median of `values`: the pair of
+/// order statistics x(k), x(n+1-k) with the largest k whose coverage is at
+/// least `confidence` (binomial, no assumption about the distribution), and
+/// that coverage. With too few values for `confidence` (fewer than 6 for
+/// 95%), the range [min, max] and its lower coverage.
+pub fn median_interval(values: &[f64], confidence: f64) -> Option<(f64, f64, f64)> {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        return None;
+    }
+    // P(X <= j) for X ~ Binomial(n, 1/2), j = 0..n.
+    let mut cumulative = Vec::with_capacity(n + 1);
+    let (mut choose, mut sum) = (1.0f64, 0.0);
+    for j in 0..=n {
+        if j > 0 {
+            choose *= (n + 1 - j) as f64 / j as f64;
+        }
+        sum += choose;
+        cumulative.push(sum / 2f64.powi(n as i32));
+    }
+    let coverage = |k: usize| 1.0 - 2.0 * cumulative[k - 1];
+    let k = (1..=n.div_ceil(2))
+        .rev()
+        .find(|&k| coverage(k) >= confidence)
+        .unwrap_or(1);
+    Some((v[k - 1], v[n - k], coverage(k)))
+}
+
+/// Two modes in `values`, as each cluster's median, where the runs fall
+/// into two groups of at least two, apart by at least 15% of the median and
+/// by at least twice the width of either group: a cell whose median would
+/// flip between states rather than a noisy one.
+pub fn modes(values: &[f64]) -> Option<[f64; 2]> {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    if v.len() < 4 {
+        return None;
+    }
+    let all = median(&v)?;
+    let split =
+        (2..=v.len() - 2).max_by(|&a, &b| (v[a] - v[a - 1]).total_cmp(&(v[b] - v[b - 1])))?;
+    let (low, high) = v.split_at(split);
+    let gap = high[0] - low[low.len() - 1];
+    let width = (low[low.len() - 1] - low[0]).max(high[high.len() - 1] - high[0]);
+    (gap >= 0.15 * all && gap >= 2.0 * width)
+        .then(|| [median(low), median(high)].map(Option::unwrap))
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
@@ -156,6 +206,39 @@ mod tests {
         // For round-trip times up is worse.
         assert_eq!(Verdict::of(at(1.06, 1.20), 0.05, false), Verdict::Regressed);
         assert_eq!(Verdict::of(at(0.80, 0.94), 0.05, false), Verdict::Improved);
+    }
+
+    #[test]
+    fn the_median_interval_is_the_order_statistics_of_its_coverage() {
+        let v: Vec<f64> = (1..=10).map(f64::from).collect();
+        // n = 10: x(2) and x(9) cover 97.9%; x(3), x(8) only 89%.
+        let (low, high, coverage) = median_interval(&v, 0.95).unwrap();
+        assert_eq!((low, high), (2.0, 9.0));
+        assert!((coverage - (1.0 - 2.0 * 11.0 / 1024.0)).abs() < 1e-12);
+        // n = 6: the range is the narrowest with 95%, at 96.9%.
+        let (low, high, coverage) = median_interval(&[5.0, 1.0, 4.0, 2.0, 6.0, 3.0], 0.95).unwrap();
+        assert_eq!((low, high), (1.0, 6.0));
+        assert!((coverage - 0.96875).abs() < 1e-12);
+        // n = 3 cannot reach 95%: the range, and what it covers.
+        let (low, high, coverage) = median_interval(&[3.0, 1.0, 2.0], 0.95).unwrap();
+        assert_eq!((low, high, coverage), (1.0, 3.0, 0.75));
+        assert!(median_interval(&[], 0.95).is_none());
+    }
+
+    #[test]
+    fn two_clusters_are_modes_and_a_spread_is_not() {
+        assert_eq!(modes(&[554.0, 568.0, 936.0, 941.0]), Some([561.0, 938.5]));
+        assert_eq!(
+            modes(&[560.0, 940.0, 565.0, 950.0, 570.0]),
+            Some([565.0, 945.0])
+        );
+        // One run apart is an outlier, not a mode.
+        assert_eq!(modes(&[554.0, 568.0, 560.0, 936.0]), None);
+        // Evenly spread: no gap stands out.
+        assert_eq!(modes(&[500.0, 600.0, 700.0, 800.0, 900.0]), None);
+        // Close clusters: a gap under 15% of the median.
+        assert_eq!(modes(&[1000.0, 1001.0, 1100.0, 1101.0]), None);
+        assert_eq!(modes(&[1.0, 2.0, 3.0]), None);
     }
 
     #[test]

@@ -27,7 +27,7 @@ fn session(c: &mut Criterion) {
             latency,
             window: 1,
         });
-        client.set_phase(Phase::Measuring);
+        client.set_phase(Phase::Measuring(0));
         let mut session = Session::new(&client);
         session.first_block();
         let block = pattern(BLOCK);

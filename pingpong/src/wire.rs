@@ -76,6 +76,12 @@ pub struct ClientResult {
     /// The CPUs the client process may run on, as it sees its own affinity.
     #[serde(default)]
     pub cpus: Vec<usize>,
+    /// Bytes read in each slice of the window (they add up to `bytes`).
+    #[serde(default)]
+    pub series: Vec<u64>,
+    /// How long each slice lasted, in seconds (they add up to `seconds`).
+    #[serde(default)]
+    pub slice_seconds: Vec<f64>,
 }
 
 impl ClientResult {

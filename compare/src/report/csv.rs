@@ -5,7 +5,7 @@
 use anyhow::Result;
 
 use super::document::{Document, Export};
-use crate::results::{Cell, Results, Run};
+use crate::results::{Cell, Cost, Results, Run};
 use crate::usage::Usage;
 
 pub struct Csv;
@@ -59,6 +59,20 @@ const HEADER: &[&str] = &[
     "client_voluntary_switches_per_s",
     "client_involuntary_switches_per_s",
     "mib_per_server_cpu_s",
+    "server_syscalls",
+    "server_reads",
+    "server_writes",
+    "server_waits",
+    "server_futex",
+    "server_context_switches",
+    "client_syscalls",
+    "client_reads",
+    "client_writes",
+    "client_waits",
+    "client_futex",
+    "client_context_switches",
+    "cost_absent",
+    "window_spread",
     "error",
 ];
 
@@ -130,6 +144,21 @@ fn record(cell: &Cell, run: Option<&Run>) -> Vec<String> {
     row.extend(usage(run.and_then(|r| r.server_usage)));
     row.extend(usage(run.and_then(|r| r.client_usage)));
     row.push(number(run.and_then(|r| r.mib_per_server_cpu_s)));
+    let counts = |c: Option<Cost>| {
+        [
+            c.map(|c| c.syscalls),
+            c.map(|c| c.reads),
+            c.map(|c| c.writes),
+            c.map(|c| c.waits),
+            c.map(|c| c.futex),
+            c.map(|c| c.context_switches),
+        ]
+        .map(|n| text(n.map(|n| n.to_string())))
+    };
+    row.extend(counts(run.and_then(|r| r.server_cost)));
+    row.extend(counts(run.and_then(|r| r.client_cost)));
+    row.push(text(run.and_then(|r| r.cost_absent.clone())));
+    row.push(number(run.and_then(|r| r.series.as_ref()?.spread())));
     row.push(cell.error.clone().unwrap_or_default());
     row
 }

@@ -6,7 +6,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::matrix::{Load, Workload};
-use crate::results::{Cell, Figures, Results, Status, Summary};
+use crate::results::{Cell, Figures, Interval, Results, Status, Summary};
+use crate::stats;
 
 /// One table: a title, a header, and rows whose first entry labels the row.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,7 +25,7 @@ pub struct Entry {
 }
 
 impl Entry {
-    fn plain(text: impl Into<String>) -> Self {
+    pub fn plain(text: impl Into<String>) -> Self {
         Self {
             text: text.into(),
             strong: false,
@@ -81,7 +82,7 @@ impl Section {
     }
 }
 
-fn plural(n: usize) -> &'static str {
+pub fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
@@ -168,7 +169,7 @@ impl<'a> View<'a> {
     }
 
     /// `title`, naming the workload where the run has several.
-    fn titled(&self, title: String) -> String {
+    pub fn titled(&self, title: String) -> String {
         if self.several {
             format!("{title} ({})", self.workload.label())
         } else {
@@ -227,64 +228,82 @@ impl<'a> View<'a> {
         Entry::plain(format!("{label}{mark}"))
     }
 
-    /// The medians of a row's ok cells, by implementation.
-    fn medians(&self, load: Load) -> Vec<Option<f64>> {
-        self.implementations()
-            .iter()
-            .map(|r| {
-                let c = self.cell(load, r)?;
-                (c.status == Status::Ok).then_some(c.mib_per_s?.median)
-            })
-            .collect()
-    }
-
-    /// The muduo tables: MiB/s, median [min, max], best of each row strong.
+    /// The muduo tables: MiB/s, median with its interval or [min, max];
+    /// the leader of each row strong, or the leaders its intervals cannot
+    /// tell apart, marked together.
     pub fn throughput(&self) -> Vec<Grid> {
         let config = &self.results.config;
         let client = match &config.client {
             Some(client) => format!(", client: {client}"),
             None => String::new(),
         };
+        let runs = match config.precision_percent {
+            Some(p) => format!(
+                "median +-half its 95% interval (or [min, max] under 6 runs) of {} to {} runs, \
+                 repeated until +-{p}%",
+                config.repeat,
+                config.max_repeat.unwrap_or(config.repeat)
+            ),
+            None => format!("median [min, max] of {} run(s)", config.repeat),
+        };
         self.muduo(
             |subject| {
                 format!(
-                    "MiB/s, {subject}, {}{client}: median [min, max] of {} run(s)",
-                    self.workload.label(),
-                    config.repeat
+                    "MiB/s, {subject}, {}{client}: {runs}",
+                    self.workload.label()
                 )
             },
-            |load, medians| {
-                let best = medians.iter().flatten().copied().reduce(f64::max);
-                self.implementations()
+            |cells| {
+                let leaders = leaders(cells);
+                let tied = if leaders.len() > 1 { "=" } else { "" };
+                cells
                     .iter()
-                    .zip(medians)
-                    .map(|(r, m)| Entry {
-                        text: self.cell(load, r).map_or("-".into(), figure),
-                        strong: m.is_some() && *m == best,
+                    .enumerate()
+                    .map(|(i, cell)| {
+                        let strong = leaders.contains(&i);
+                        let text = cell.map_or("-".into(), |c| figure(c, config.precision_percent));
+                        Entry {
+                            text: if strong {
+                                format!("{text}{tied}")
+                            } else {
+                                text
+                            },
+                            strong,
+                        }
                     })
                     .collect()
             },
         )
     }
 
-    /// The muduo tables relative to `reference`: each median over the reference's.
+    /// The muduo tables relative to `reference`: each median over the
+    /// reference's, with the 95% bootstrap interval of that ratio.
     pub fn relative(&self, reference: &str) -> Vec<Grid> {
         let at = self.implementations().iter().position(|r| r == reference);
         self.muduo(
             |subject| {
                 self.titled(format!(
-                    "Relative to {reference}, {subject}: median MiB/s over {reference}'s"
+                    "Relative to {reference}, {subject}: median MiB/s over {reference}'s \
+                     [95% interval]"
                 ))
             },
-            |_, medians| {
-                let base = at.and_then(|i| medians[i]);
-                medians
+            |cells| {
+                let base = at.and_then(|i| cells[i]).filter(|c| ok_figure(c));
+                cells
                     .iter()
-                    .map(|m| {
-                        Entry::plain(match (m, base) {
-                            (Some(m), Some(base)) if base > 0.0 => format!("{:.2}x", m / base),
+                    .map(|cell| {
+                        let mib = |c: &Cell| c.runs.iter().map(|r| r.mib_per_s).collect::<Vec<_>>();
+                        let text = match (cell.filter(|c| ok_figure(c)), base) {
+                            (Some(c), Some(b)) if std::ptr::eq(c, b) => "1.00x".into(),
+                            (Some(c), Some(b)) => {
+                                stats::ratio_of_medians(&mib(b), &mib(c), 0.95, 0)
+                                    .map_or("-".into(), |i| {
+                                        format!("{:.2}x [{:.2}, {:.2}]", i.ratio, i.low, i.high)
+                                    })
+                            }
                             _ => "-".into(),
-                        })
+                        };
+                        Entry::plain(text)
                     })
                     .collect()
             },
@@ -292,11 +311,11 @@ impl<'a> View<'a> {
     }
 
     /// One grid per muduo table: `title` of its subject, and a row of
-    /// `entries` for each load from the row's medians.
+    /// `entries` for each load from the row's cells (one per implementation).
     fn muduo(
         &self,
         title: impl Fn(&str) -> String,
-        entries: impl Fn(Load, &[Option<f64>]) -> Vec<Entry>,
+        entries: impl Fn(&[Option<&Cell>]) -> Vec<Entry>,
     ) -> Vec<Grid> {
         muduo_sections(&self.loads)
             .into_iter()
@@ -305,8 +324,13 @@ impl<'a> View<'a> {
                 let rows = loads
                     .into_iter()
                     .map(|load| {
+                        let cells: Vec<Option<&Cell>> = self
+                            .implementations()
+                            .iter()
+                            .map(|r| self.cell(load, r))
+                            .collect();
                         let mut row = vec![self.row_label(load, row_name)];
-                        row.extend(entries(load, &self.medians(load)));
+                        row.extend(entries(&cells));
                         row
                     })
                     .collect();
@@ -328,7 +352,7 @@ impl<'a> View<'a> {
                     .implementations()
                     .iter()
                     .filter_map(|r| self.cell(load, r))
-                    .map(detail_row)
+                    .map(|c| detail_row(c, self.results.config.precision_percent))
                     .collect();
                 let mark = if self.oversubscribed(load) { "*" } else { "" };
                 Grid {
@@ -348,75 +372,6 @@ impl<'a> View<'a> {
     }
 }
 
-/// The report's sections in order, every workload's tables in each: heading and tables.
-pub fn report_sections(views: &[View], reference: &str) -> Vec<(String, Vec<Grid>)> {
-    let all = |grids: &dyn Fn(&View) -> Vec<Grid>| views.iter().flat_map(grids).collect();
-    vec![
-        ("Throughput".into(), all(&|v| v.throughput())),
-        (
-            format!("Relative to {reference}"),
-            all(&|v| v.relative(reference)),
-        ),
-        ("Every figure, load by load".into(), all(&|v| v.details())),
-    ]
-}
-
-/// What the marks mean (only those in use), the legend of the detailed
-/// tables where they are shown, then every cell without a figure.
-pub fn notes(results: &Results, details: bool) -> Vec<String> {
-    let mut notes = Vec::new();
-    if results.cells.iter().any(|c| c.placement.oversubscribed) {
-        notes.push(format!(
-            "* oversubscribed: more threads than CPUs per side ({} CPUs here); these figures \
-             measure contention for cores as much as the runtime",
-            results.host.cpus.len()
-        ));
-    }
-    if results.cells.iter().any(|c| !c.threads_matter) {
-        notes.push("† one thread per connection: the thread count has no effect".into());
-    }
-    if results.cells.iter().any(|c| c.noisy) {
-        notes.push(format!(
-            "~ noisy: the runs' max exceeds their min by more than {}%; compare such cells with care",
-            results.config.noisy_percent()
-        ));
-    }
-    let externals = &results.config.externals;
-    if results
-        .cells
-        .iter()
-        .any(|c| externals.iter().any(|e| e.name == c.client))
-    {
-        notes.push(
-            "‡ measured by an external program's own client: its throughput over its whole run, \
-             connecting included; it reports no other figure"
-                .into(),
-        );
-    }
-    for e in externals {
-        notes.push(format!(
-            "{} (external, version {}): {}",
-            e.name, e.version, e.model
-        ));
-    }
-    if details {
-        notes.push(DETAIL_LEGEND.into());
-    }
-    for c in results.cells.iter().filter(|c| c.status != Status::Ok) {
-        notes.push(format!(
-            "{} at {} thread{}, {} connection{}: {}: {}",
-            c.implementation,
-            c.threads,
-            plural(c.threads),
-            c.connections,
-            plural(c.connections),
-            status(c.status),
-            c.error.as_deref().unwrap_or("no reason recorded")
-        ));
-    }
-    notes
-}
-
 const DETAIL_HEADER: [&str; 13] = [
     "implementation",
     "MiB/s",
@@ -433,13 +388,13 @@ const DETAIL_HEADER: [&str; 13] = [
     "connect s",
 ];
 
-const DETAIL_LEGEND: &str = "Detailed tables: msg/s = blocks round-tripped per second; p50/p95/p99 \
+pub const DETAIL_LEGEND: &str = "Detailed tables: msg/s = blocks round-tripped per second; p50/p95/p99 \
     = round-trip time of a block; CPU% = CPU time over the window, 100 = one core, of server (srv) \
     and client (cli); RSS = peak resident memory; MiB/CPU-s = MiB per server CPU-second; fair = \
     Jain's index of the connections' bytes (1 = even, 0.1 = as if a tenth did all the work); \
     connect s = time to connect every connection";
 
-fn detail_row(cell: &Cell) -> Vec<Entry> {
+fn detail_row(cell: &Cell, cell_precision: Option<f64>) -> Vec<Entry> {
     let f = cell.figures.as_ref().filter(|_| cell.status == Status::Ok);
     let median = |pick: fn(&Figures) -> Option<Summary>, scale: f64, digits: usize| {
         f.and_then(pick)
@@ -448,7 +403,7 @@ fn detail_row(cell: &Cell) -> Vec<Entry> {
     let mib = 1.0 / 1024.0;
     [
         cell.implementation.clone(),
-        figure(cell),
+        figure(cell, cell_precision),
         median(|f| f.messages_per_s, 1.0, 0),
         median(|f| f.rtt_p50_us, 1.0, 0),
         median(|f| f.rtt_p95_us, 1.0, 0),
@@ -466,7 +421,7 @@ fn detail_row(cell: &Cell) -> Vec<Entry> {
     .collect()
 }
 
-fn status(s: Status) -> &'static str {
+pub fn status(s: Status) -> &'static str {
     match s {
         Status::Ok => "ok",
         Status::Failed => "failed",
@@ -474,10 +429,53 @@ fn status(s: Status) -> &'static str {
     }
 }
 
-/// A cell's MiB/s as the tables show it: median [min, max], marked when noisy.
-pub fn figure(cell: &Cell) -> String {
+/// Whether a cell has a figure to rank.
+fn ok_figure(cell: &Cell) -> bool {
+    cell.status == Status::Ok && cell.mib_per_s.is_some()
+}
+
+/// The leaders of a row: the best median, and every cell whose interval
+/// reaches the best's (they cannot be told apart from it).
+fn leaders(cells: &[Option<&Cell>]) -> Vec<usize> {
+    let ranked: Vec<(usize, f64, Interval)> = cells
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let c = c.filter(|c| ok_figure(c))?;
+            Some((i, c.mib_per_s?.median, c.interval?))
+        })
+        .collect();
+    let Some(&(_, _, best)) = ranked.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else {
+        return Vec::new();
+    };
+    let best_median = ranked.iter().map(|r| r.1).fold(f64::MIN, f64::max);
+    ranked
+        .iter()
+        .filter(|(_, median, interval)| *median == best_median || interval.high >= best.low)
+        .map(|(i, _, _)| *i)
+        .collect()
+}
+
+/// A cell's MiB/s as the tables show it: where the runs split in two, both
+/// modes; with six runs or more, the median and half its 95% interval in
+/// percent (marked "?" when short of the run's `precision`); else the
+/// median [min, max], marked when noisy.
+pub fn figure(cell: &Cell, precision: Option<f64>) -> String {
     let noisy = if cell.noisy { "~" } else { "" };
     match (cell.status, cell.mib_per_s) {
+        (Status::Ok, Some(_)) if cell.modes.is_some() => {
+            let [low, high] = cell.modes.unwrap_or_default();
+            format!("two modes: {low:.0} / {high:.0}")
+        }
+        (Status::Ok, Some(s)) if cell.precision().is_some() => {
+            let reached = cell.precision().unwrap_or_default();
+            let short = if precision.is_some_and(|p| cell.short_of(p)) {
+                "?"
+            } else {
+                ""
+            };
+            format!("{:.0} +-{reached:.0}%{short}", s.median)
+        }
         (Status::Ok, Some(s)) if cell.runs.len() > 1 => {
             format!("{:.0} [{:.0}, {:.0}]{noisy}", s.median, s.min, s.max)
         }

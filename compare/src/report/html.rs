@@ -8,8 +8,9 @@ use std::fmt::Write;
 use anyhow::Result;
 
 use super::document::{Document, Export};
-use super::grid::{Grid, notes, report_sections};
+use super::grid::Grid;
 use super::header::Header;
+use super::sections::{notes, report_sections};
 
 pub struct Html;
 

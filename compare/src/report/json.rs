@@ -34,6 +34,9 @@ fn summary(results: &Results) -> Result<String> {
                 "runs": c.runs.len(),
                 "mib_per_s": c.mib_per_s,
                 "figures": c.figures,
+                "interval": c.interval,
+                "precision_percent": c.precision(),
+                "modes": c.modes,
                 "error": c.error,
             })
         })

@@ -3,6 +3,7 @@
 //! each behind [`document::Export`]. Renderers read only the results file,
 //! and render it the same way every time: the same file gives the same bytes.
 
+mod cost;
 mod csv;
 mod document;
 pub mod grid;
@@ -10,6 +11,7 @@ mod header;
 mod html;
 mod json;
 mod markdown;
+mod sections;
 mod svg;
 pub mod terminal;
 

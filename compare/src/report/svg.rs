@@ -8,8 +8,9 @@ use anyhow::{Result, anyhow};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::cost::median_run;
 use super::document::{Chart, Document, Export};
-use super::grid::{View, muduo_sections};
+use super::grid::{View, muduo_sections, plural};
 use crate::adapters::{ADAPTERS, Adapter};
 use crate::matrix::Load;
 use crate::results::{Cell, Status, Summary};
@@ -85,8 +86,9 @@ fn color_of(view: &View, implementation: &str) -> RGBColor {
 }
 
 /// Every chart of a run: throughput for each muduo table of each workload,
-/// and p99 round-trip time for each table by connections where round-trip
-/// times were recorded.
+/// p99 round-trip time for each table by connections where round-trip
+/// times were recorded, and throughput over the window for each load whose
+/// windows were recorded slice by slice.
 pub fn render(views: &[View]) -> Result<Vec<Chart>> {
     let mut charts = Vec::new();
     for view in views {
@@ -125,7 +127,95 @@ fn of_workload(view: &View) -> Result<Vec<Chart>> {
             });
         }
     }
+    let workload = if view.several {
+        format!("-{}B-w{}", view.workload.block, view.workload.window)
+    } else {
+        String::new()
+    };
+    for &load in &view.loads {
+        let sliced = view
+            .implementations()
+            .iter()
+            .filter_map(|r| view.cell(load, r))
+            .any(|c| c.runs.iter().any(|r| r.series.is_some()));
+        if !sliced {
+            continue;
+        }
+        let subject = view.titled(format!(
+            "{} thread{}, {} connection{}",
+            load.threads,
+            plural(load.threads),
+            load.connections,
+            plural(load.connections)
+        ));
+        charts.push(Chart {
+            file: format!(
+                "window-{}t-{}c{workload}.svg",
+                load.threads, load.connections
+            ),
+            caption: format!("MiB/s over the window, {subject}"),
+            svg: over_the_window(view, &subject, load)?,
+        });
+    }
     Ok(charts)
+}
+
+/// Each implementation's median run, slice by slice: where the throughput
+/// of a window moved.
+fn over_the_window(view: &View, subject: &str, load: Load) -> Result<String> {
+    // Each cell's median run as (ms into the window at the slice's middle, MiB/s).
+    let lines: Vec<(&String, Vec<(f64, f64)>)> = view
+        .implementations()
+        .iter()
+        .filter_map(|r| {
+            let cell = view.cell(load, r).filter(|c| c.status == Status::Ok)?;
+            let series = median_run(cell)?.series.as_ref()?;
+            let mut start = 0.0;
+            let points = series
+                .seconds
+                .iter()
+                .zip(series.mib_per_s())
+                .map(|(seconds, mib)| {
+                    let middle = (start + seconds / 2.0) * 1e3;
+                    start += seconds;
+                    (middle, mib)
+                })
+                .collect();
+            Some((r, points))
+        })
+        .collect();
+    let points = || lines.iter().flat_map(|(_, p)| p.iter());
+    let right = points().map(|p| p.0).fold(1.0, f64::max) * 1.03;
+    let top = points().map(|p| p.1).fold(1.0, f64::max) * 1.1;
+    let caption = format!("MiB/s over the window, {subject}");
+    let marks = ["lines: each cell's median run", "points: its slices"];
+    chart(view, marks, |plot| {
+        let mut chart = frame(plot, &caption)
+            .build_cartesian_2d(0.0..right, 0.0..top)
+            .map_err(draw)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_label_formatter(&|ms| format!("{ms:.0}"))
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .x_desc("ms into the window")
+            .y_desc("MiB/s")
+            .draw()
+            .map_err(draw)?;
+        for (implementation, points) in &lines {
+            let color = color_of(view, implementation);
+            chart
+                .draw_series(LineSeries::new(
+                    points.iter().copied(),
+                    color.stroke_width(2),
+                ))
+                .map_err(draw)?;
+            chart
+                .draw_series(points.iter().map(|p| Circle::new(*p, 2, color.filled())))
+                .map_err(draw)?;
+        }
+        Ok(())
+    })
 }
 
 fn mib(cell: &Cell) -> Option<Summary> {

@@ -5,7 +5,8 @@ use std::fmt::Write;
 
 use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 
-use super::grid::{Grid, View, notes};
+use super::grid::{Grid, View};
+use super::sections::notes;
 use crate::results::Results;
 
 pub fn render(results: &Results) -> String {

@@ -4,16 +4,18 @@
 //! an interrupt stops the loop with what was measured kept.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Result, ensure};
 
 use super::interrupt::Interrupt;
 use super::prepare::Placements;
+use crate::matrix::{Load, Workload};
+use crate::placement::Placement;
 use crate::plan::Plan;
 use crate::program::Programs;
 use crate::progress::Progress;
-use crate::results::{Results, Rtt, Run, Status};
+use crate::results::{Results, Rtt, Run, Series, Status};
 use crate::runner::{ClientMeasurement, Job, Measurement, RepetitionError, Runner};
 
 /// How the loop ended.
@@ -34,8 +36,18 @@ pub struct Execution<'a> {
     pub interrupt: &'a Interrupt,
 }
 
+/// The cells of one group: every implementation at one load of one workload.
+struct Group<'a> {
+    workload: Workload,
+    load: Load,
+    placement: &'a Placement,
+    cells: Vec<usize>,
+}
+
 impl Execution<'_> {
-    /// Runs every repetition `results` does not hold yet.
+    /// Runs every repetition `results` does not hold yet: the first rounds
+    /// for every cell, then, with a precision to reach, further rounds for
+    /// the cells still short of it, each group within its share of the budget.
     pub fn run(
         &self,
         results: &mut Results,
@@ -43,17 +55,16 @@ impl Execution<'_> {
         progress: &mut Progress,
     ) -> Result<Ended> {
         let plan = self.plan;
-        let config = results.config.clone();
-        let several = plan.workloads() > 1;
         let mut order = results
             .cells
             .iter()
             .flat_map(|c| c.runs.iter().map(|r| r.order))
             .max()
             .unwrap_or(0);
-        for &(workload, load) in &plan.groups {
+        let mut budget = plan.budget;
+        for (done, &(workload, load)) in plan.groups.iter().enumerate() {
             let placement = &self.placements[&load.threads];
-            let cells: Vec<usize> = plan
+            let cells = plan
                 .servers
                 .iter()
                 .map(|server| {
@@ -67,75 +78,130 @@ impl Execution<'_> {
                     )
                 })
                 .collect();
+            let group = Group {
+                workload,
+                load,
+                placement,
+                cells,
+            };
             for repetition in 1..=plan.repeat {
-                for &i in &cells {
-                    let cell = &results.cells[i];
-                    if cell.runs.len() >= repetition {
-                        continue;
-                    }
-                    let what = format!(
-                        "{}{:>2} threads {:>5} connections  {:<12} run {repetition}/{}",
-                        if several {
-                            format!("{}, ", workload.label())
-                        } else {
-                            String::new()
-                        },
-                        load.threads,
-                        load.connections,
-                        cell.implementation,
-                        plan.repeat
-                    );
-                    if self.interrupt.raised() {
-                        return Ok(Ended::Interrupted);
-                    }
-                    if cell.status != Status::Ok {
-                        progress
-                            .finished(&format!("{what}  skipped: the cell has no figure already"));
-                        continue;
-                    }
-                    progress.start(&what);
-                    order += 1;
-                    let job = Job {
-                        server: &self.programs[&cell.implementation],
-                        client: &self.programs[&cell.client],
-                        load,
-                        workload,
-                        work: config.work,
-                        warmup: Duration::from_secs_f64(config.warmup),
-                        seconds: Duration::from_secs_f64(config.seconds),
-                        latency: plan.latency,
-                        placement,
-                    };
-                    let outcome = runner
-                        .run(&job)
-                        .and_then(|m| run_of(order, workload.block, m).map_err(Into::into));
-                    if self.interrupt.raised() {
-                        // Killed by the interrupt: not a fault of the implementation.
-                        return Ok(Ended::Interrupted);
-                    }
-                    let cell = &mut results.cells[i];
-                    match outcome {
-                        Ok(run) => {
-                            progress.finished(&format!("{what}  {}", brief(&run)));
-                            cell.push(run, plan.noisy_percent);
-                        }
-                        Err(e @ RepetitionError::Unavailable { .. }) => {
-                            progress.finished(&format!("{what}  unavailable: {e}"));
-                            let RepetitionError::Unavailable { short, .. } = &e else {
-                                unreachable!()
-                            };
-                            cell.set_unavailable(short.clone(), e.to_string());
-                        }
-                        Err(e @ RepetitionError::Failed(_)) => {
-                            progress.finished(&format!("{what}  FAILED: {e}"));
-                            cell.fail(e.to_string());
-                        }
-                    }
-                    results.save(self.path)?;
+                let due: Vec<usize> = group
+                    .cells
+                    .iter()
+                    .copied()
+                    .filter(|&i| results.cells[i].runs.len() < repetition)
+                    .collect();
+                if self.round(results, &group, &due, runner, progress, &mut order)? {
+                    return Ok(Ended::Interrupted);
                 }
+            }
+            let Some(target) = plan.precision else {
+                continue;
+            };
+            let share = budget.map(|left| left / (plan.groups.len() - done) as u32);
+            let started = Instant::now();
+            loop {
+                let due: Vec<usize> = group
+                    .cells
+                    .iter()
+                    .copied()
+                    .filter(|&i| {
+                        let cell = &results.cells[i];
+                        cell.short_of(target) && cell.runs.len() < plan.max_repeat
+                    })
+                    .collect();
+                if due.is_empty() || share.is_some_and(|share| started.elapsed() >= share) {
+                    break;
+                }
+                progress.more(due.len());
+                if self.round(results, &group, &due, runner, progress, &mut order)? {
+                    return Ok(Ended::Interrupted);
+                }
+            }
+            if let Some(left) = &mut budget {
+                *left = left.saturating_sub(started.elapsed());
             }
         }
         Ok(Ended::Completed)
+    }
+
+    /// One repetition of each of the `due` cells of `group`, in order, each
+    /// saved as it ends; whether an interrupt stopped the round.
+    fn round(
+        &self,
+        results: &mut Results,
+        group: &Group,
+        due: &[usize],
+        runner: &mut dyn Runner,
+        progress: &mut Progress,
+        order: &mut usize,
+    ) -> Result<bool> {
+        let plan = self.plan;
+        let (workload, load) = (group.workload, group.load);
+        for &i in due {
+            let cell = &results.cells[i];
+            let what = format!(
+                "{}{:>2} threads {:>5} connections  {:<12} run {}/{}",
+                if plan.workloads() > 1 {
+                    format!("{}, ", workload.label())
+                } else {
+                    String::new()
+                },
+                load.threads,
+                load.connections,
+                cell.implementation,
+                cell.runs.len() + 1,
+                plan.max_repeat
+            );
+            if self.interrupt.raised() {
+                return Ok(true);
+            }
+            if cell.status != Status::Ok {
+                progress.finished(&format!("{what}  skipped: the cell has no figure already"));
+                continue;
+            }
+            progress.start(&what);
+            *order += 1;
+            let config = &results.config;
+            let job = Job {
+                server: &self.programs[&cell.implementation],
+                client: &self.programs[&cell.client],
+                load,
+                workload,
+                work: config.work,
+                warmup: Duration::from_secs_f64(config.warmup),
+                seconds: Duration::from_secs_f64(config.seconds),
+                latency: plan.latency,
+                placement: group.placement,
+            };
+            let outcome = runner
+                .run(&job)
+                .and_then(|m| run_of(*order, workload.block, m).map_err(Into::into));
+            if self.interrupt.raised() {
+                // Killed by the interrupt: not a fault of the implementation.
+                return Ok(true);
+            }
+            let cell = &mut results.cells[i];
+            match outcome {
+                Ok(run) => {
+                    progress.finished(&format!("{what}  {}", brief(&run)));
+                    cell.push(run, plan.noisy_percent);
+                }
+                Err(e @ RepetitionError::Unavailable { .. }) => {
+                    progress.finished(&format!("{what}  unavailable: {e}"));
+                    let RepetitionError::Unavailable { short, .. } = &e else {
+                        unreachable!()
+                    };
+                    cell.set_unavailable(short.clone(), e.to_string());
+                }
+                Err(e @ RepetitionError::Failed(_)) => {
+                    progress.finished(&format!("{what}  FAILED: {e}"));
+                    cell.fail(e.to_string());
+                }
+            }
+            results.save(self.path)?;
+        }
+        Ok(false)
     }
 }
 
@@ -170,6 +236,10 @@ fn run_of(order: usize, block: usize, m: Measurement) -> Result<Run> {
         client_usage: m.client_usage,
         server_cpus: m.server_cpus,
         client_cpus: Vec::new(),
+        series: None,
+        server_cost: m.server_cost,
+        client_cost: m.client_cost,
+        cost_absent: m.cost_absent,
     };
     match m.client {
         ClientMeasurement::Ours(r) => {
@@ -179,6 +249,10 @@ fn run_of(order: usize, block: usize, m: Measurement) -> Result<Run> {
             run.starved_connections = Some(r.starved_connections);
             run.rtt = r.rtt_histogram.map(Rtt::from_histogram).transpose()?;
             run.client_cpus = r.cpus;
+            run.series = (!r.series.is_empty()).then_some(Series {
+                seconds: r.slice_seconds,
+                bytes: r.series,
+            });
         }
         ClientMeasurement::External { cpus, .. } => run.client_cpus = cpus,
     }
@@ -209,17 +283,19 @@ mod tests {
     use pingpong::wire::ClientResult;
 
     use super::*;
-    use crate::matrix::{Load, cross};
-    use crate::placement::Placement;
+    use crate::matrix::cross;
     use crate::program::Program;
     use crate::results::Config;
     use crate::runner::Side;
+
+    /// What the mock answers for an implementation's `n`th call (from 0).
+    type Answer = fn(usize) -> Result<Measurement, RepetitionError>;
 
     /// Answers every repetition at once, in the runner's place: MiB/s by
     /// order of the call, or what `answers` says for an implementation.
     struct Mock {
         calls: Vec<(String, Load)>,
-        answers: HashMap<String, fn() -> Result<Measurement, RepetitionError>>,
+        answers: HashMap<String, Answer>,
         /// Raised on the call with this number (1-based), as Ctrl-C would be.
         interrupt_at: Option<(usize, Interrupt)>,
     }
@@ -246,10 +322,15 @@ mod tests {
                 starved_connections: 0,
                 rtt_histogram: None,
                 cpus: vec![1],
+                series: vec![bytes / 2, bytes - bytes / 2],
+                slice_seconds: vec![0.5, 0.5],
             }),
             server_usage: None,
             client_usage: None,
             server_cpus: vec![0],
+            server_cost: None,
+            client_cost: None,
+            cost_absent: Some("counted by no kernel: a mock".into()),
         }
     }
 
@@ -265,8 +346,9 @@ mod tests {
             {
                 interrupt.raise();
             }
+            let nth = self.calls.iter().filter(|(n, _)| *n == name).count() - 1;
             match self.answers.get(&name) {
-                Some(answer) => answer(),
+                Some(answer) => answer(nth),
                 None => Ok(measured((self.calls.len() as u64) << 20)),
             }
         }
@@ -291,6 +373,9 @@ mod tests {
             noisy_percent: None,
             latency: None,
             resumed: Vec::new(),
+            precision_percent: None,
+            max_repeat: None,
+            budget_seconds: None,
             externals: Vec::new(),
             remote: None,
         }
@@ -335,7 +420,7 @@ mod tests {
             interrupt,
         };
         let ended = execution
-            .run(results, runner, &mut Progress::new(plan.runs(), 0, true))
+            .run(results, runner, &mut Progress::new(plan.runs().0, 0, true))
             .unwrap();
         // What was saved last is what the loop holds.
         let saved = Results::load(&path).unwrap();
@@ -400,10 +485,10 @@ mod tests {
             3,
         ));
         let mut runner = mock();
-        runner.answers.insert("tokio".into(), || {
+        runner.answers.insert("tokio".into(), |_| {
             Err(anyhow!("server start: the server passed its deadline of 10.0 s; killed").into())
         });
-        runner.answers.insert("glommio".into(), || {
+        runner.answers.insert("glommio".into(), |_| {
             Err(RepetitionError::Unavailable {
                 side: Side::Server,
                 short: "io_uring forbidden".into(),
@@ -444,7 +529,7 @@ mod tests {
     fn a_measurement_with_no_bytes_fails_its_cell_with_advice() {
         let mut r = Results::new(config(&["mio"], cross(&[1], &[1]), 1));
         let mut runner = mock();
-        runner.answers.insert("mio".into(), || Ok(measured(0)));
+        runner.answers.insert("mio".into(), |_| Ok(measured(0)));
         execute(&mut r, &mut runner, &Interrupt::default());
         assert_eq!(r.cells[0].status, Status::Failed);
         assert!(
@@ -491,5 +576,71 @@ mod tests {
         all.sort_unstable();
         assert_eq!(all, (1..=8).collect::<Vec<_>>());
         assert!(r.cells.iter().all(|c| c.runs.len() == 2));
+    }
+
+    fn precise(mut config: Config, percent: f64, max_repeat: usize, budget: Option<f64>) -> Config {
+        config.precision_percent = Some(percent);
+        config.max_repeat = Some(max_repeat);
+        config.budget_seconds = budget;
+        config
+    }
+
+    /// A steady implementation (1 MiB every time) and a noisy one (1 or 3).
+    fn steady_and_noisy() -> Mock {
+        let mut runner = mock();
+        runner
+            .answers
+            .insert("mio".into(), |_| Ok(measured(1 << 20)));
+        runner.answers.insert("tokio".into(), |n| {
+            Ok(measured((1 + 2 * (n as u64 % 2)) << 20))
+        });
+        runner
+    }
+
+    #[test]
+    fn cells_repeat_until_precise_or_at_the_most() {
+        let config = precise(
+            config(&["mio", "tokio"], cross(&[1], &[1]), 3),
+            5.0,
+            10,
+            None,
+        );
+        let mut r = Results::new(config);
+        let mut runner = steady_and_noisy();
+        assert_eq!(
+            execute(&mut r, &mut runner, &Interrupt::default()),
+            Ended::Completed
+        );
+        let (mio, tokio) = (&r.cells[0], &r.cells[1]);
+        // Six runs make a 95% interval: the steady cell is precise then.
+        assert_eq!(mio.runs.len(), 6);
+        assert_eq!(mio.precision(), Some(0.0));
+        // The noisy one never is: it runs as often as it may.
+        assert_eq!(tokio.runs.len(), 10);
+        assert!(tokio.short_of(5.0), "{:?}", tokio.precision());
+        // The further rounds interleave the cells still short, as the first do.
+        let called: Vec<&str> = runner.calls.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            &called[..8],
+            [
+                "mio", "tokio", "mio", "tokio", "mio", "tokio", "mio", "tokio"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_budget_bounds_the_further_rounds() {
+        let config = precise(
+            config(&["mio", "tokio"], cross(&[1], &[1]), 3),
+            5.0,
+            10,
+            Some(0.0),
+        );
+        let mut r = Results::new(config);
+        let mut runner = steady_and_noisy();
+        execute(&mut r, &mut runner, &Interrupt::default());
+        // No time beyond the first rounds: three runs each, both short.
+        assert_eq!((r.cells[0].runs.len(), r.cells[1].runs.len()), (3, 3));
+        assert!(r.cells.iter().all(|c| c.short_of(5.0)));
     }
 }

@@ -52,16 +52,29 @@ pub fn run(options: Options) -> Result<Outcome> {
     let mut prepared = prepare::prepare(&plan, &mut results, &out, &build)?;
 
     let path = out.join("results.json");
-    let (total, done) = (plan.runs(), results.runs());
-    let mut progress = Progress::new(total, done, options.quiet);
+    let ((least, most), done) = (plan.runs(), results.runs());
+    let mut progress = Progress::new(least, done, options.quiet);
+    let config = &results.config;
+    let repeated = match plan.precision {
+        Some(percent) => format!(
+            "; up to {most} runs while cells are short of +-{percent}% ({} repetitions each at \
+             most{})",
+            plan.max_repeat,
+            plan.budget.map_or(String::new(), |b| format!(
+                ", {:.0} min beyond the first rounds",
+                b.as_secs_f64() / 60.0
+            ))
+        ),
+        None => String::new(),
+    };
     progress.note(&format!(
-        "{total} runs: {} workload(s) x {} loads x {} implementations x {} repetitions, \
-         {:.2} s each at least; results in {}",
+        "{least} runs: {} workload(s) x {} loads x {} implementations x {} repetitions, \
+         {:.2} s each at least{repeated}; results in {}",
         plan.workloads(),
-        results.config.loads.len(),
+        config.loads.len(),
         plan.servers.len(),
         plan.repeat,
-        results.config.warmup + results.config.seconds,
+        config.warmup + config.seconds,
         path.display()
     ));
     for note in &prepared.notes {
@@ -78,8 +91,8 @@ pub fn run(options: Options) -> Result<Outcome> {
     let ended = execution.run(&mut results, &mut prepared.runner, &mut progress)?;
     progress.finish();
     let tally = finish::Tally {
-        total,
-        ran: total - done,
+        total: progress.total(),
+        ran: progress.finished_here(),
         started,
     };
     finish::finish(&mut results, &out, ended, tally)

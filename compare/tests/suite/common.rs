@@ -8,7 +8,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use compare::defaults::PROFILE_ENV;
-use compare::results::{Cell, Results, Rtt};
+use compare::results::{Cell, Results, Rtt, Run};
 use compare::usage::Usage;
 
 /// Long enough for a cold build of the runtime binaries on two cores.
@@ -207,6 +207,8 @@ fn check_cell(cell: &Cell, seconds: f64, seen: Seen) {
                 "{name}: one connection is fair to itself"
             );
         }
+        assert_series_consistent(&name, run);
+        assert_costs_consistent(&name, run, seen);
         assert_eq!(
             run.client_cpus, cell.placement.client_cpus,
             "{name}: the client's affinity is the placement recorded"
@@ -226,6 +228,54 @@ fn check_cell(cell: &Cell, seconds: f64, seen: Seen) {
         summary.min <= summary.median && summary.median <= summary.max,
         "{name}"
     );
+}
+
+/// The window's slices add up to it: their bytes to its bytes, their
+/// durations to its length; twenty at most, planned 10 ms or longer.
+fn assert_series_consistent(name: &str, run: &Run) {
+    let series = run
+        .series
+        .as_ref()
+        .unwrap_or_else(|| panic!("{name}: no series"));
+    assert_eq!(
+        series.bytes.iter().sum::<u64>(),
+        run.bytes,
+        "{name}: slice bytes"
+    );
+    let seconds: f64 = series.seconds.iter().sum();
+    assert!(
+        (seconds - run.seconds).abs() < 1e-6,
+        "{name}: {seconds} s of slices"
+    );
+    assert_eq!(series.bytes.len(), series.seconds.len(), "{name}");
+    assert!((1..=20).contains(&series.bytes.len()), "{name}: {series:?}");
+    // Slices end at fixed times: a late wake-up lengthens one and shortens
+    // the next, but their planned length is 10 ms or more.
+    let planned = run.seconds / series.seconds.len() as f64;
+    assert!(planned >= 0.0099, "{name}: {series:?}");
+}
+
+/// The kernel's counts, where it gave them, hold together; where it did
+/// not, the run says why.
+fn assert_costs_consistent(name: &str, run: &Run, seen: Seen) {
+    let sides = match seen {
+        Seen::Both => vec![run.server_cost, run.client_cost],
+        Seen::Client => vec![run.client_cost],
+    };
+    for cost in sides {
+        match cost {
+            Some(c) => {
+                assert!(
+                    c.syscalls >= c.reads + c.writes + c.waits + c.futex && c.syscalls > 0,
+                    "{name}: {c:?}"
+                );
+            }
+            None => assert!(
+                run.cost_absent.as_ref().is_some_and(|why| !why.is_empty()),
+                "{name}: no cost and no reason"
+            ),
+        }
+    }
 }
 
 /// The round-trip times count the blocks of the window, their percentiles

@@ -39,6 +39,19 @@ fn every_bad_option_gets_its_reason_in_two_lines_at_most() {
         (&["--block", "67108865"], "67108865 is not in 1..=67108864"),
         (&["--repeat", "0"], "0 is not in 1..=1000"),
         (
+            &["--precision", "0"],
+            "0 is not a positive percentage (or off)",
+        ),
+        (
+            &["--precision", "5", "--repeat", "4", "--max-repeat", "3"],
+            "--max-repeat 3 is below --repeat 4",
+        ),
+        (&["--repeat", "3", "--budget", "2"], "which is off here"),
+        (
+            &["--budget", "-1"],
+            "-1 is not a positive number of minutes",
+        ),
+        (
             &["--pin", "x"],
             "is not auto, none or SERVER_CPUS/CLIENT_CPUS",
         ),

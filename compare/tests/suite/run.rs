@@ -274,3 +274,68 @@ fn a_killed_run_resumes_and_holds_every_cell_once() {
     assert_eq!(results.config.resumed.len(), 1);
     assert!(results.config.ended.is_some());
 }
+
+#[test]
+fn the_kernel_counts_what_the_protocol_does() {
+    let mut args = short();
+    args.extend(["--connections", "1"]);
+    let results = run_ok("cost", &args);
+    let run = &results.cells[0].runs[0];
+    let (Some(server), Some(client)) = (run.server_cost, run.client_cost) else {
+        eprintln!("not counted here: {:?}", run.cost_absent);
+        return;
+    };
+    // The mio baseline, one connection: a block comes in with one read or
+    // more and goes out with one write or more (16 KiB may take several),
+    // between waits; nothing else on the way.
+    let blocks = run.bytes as f64 / 16384.0;
+    for (side, cost) in [("server", server), ("client", client)] {
+        let per = |n: u64| n as f64 / blocks;
+        // A block may straddle the window's edges: a little under one each.
+        let counts = format!("{side}: {cost:?} for {blocks:.0} blocks");
+        assert!((0.9..4.0).contains(&per(cost.reads)), "{counts}");
+        assert!((0.9..3.0).contains(&per(cost.writes)), "{counts}");
+        assert!(
+            per(cost.waits) <= 2.0 && per(cost.futex) < 0.1,
+            "{side}: {cost:?}"
+        );
+        assert!(per(cost.other_syscalls()) < 0.5, "{side}: {cost:?}");
+    }
+}
+
+#[test]
+fn cells_repeat_until_their_median_is_precise_enough() {
+    let results = run_ok(
+        "precision",
+        &[
+            "--runtimes",
+            "mio,tokio",
+            "--connections",
+            "10",
+            "--seconds",
+            "0.1",
+            "--warmup",
+            "0",
+            "--precision",
+            "40",
+            "--max-repeat",
+            "7",
+        ],
+    );
+    assert_eq!(results.config.precision_percent, Some(40.0));
+    assert_eq!(
+        (results.config.repeat, results.config.max_repeat),
+        (3, Some(7))
+    );
+    for cell in &results.cells {
+        assert_cell_consistent(cell, 0.1);
+        // Six runs make a 95% interval; a seventh only where still short.
+        assert!(
+            (6..=7).contains(&cell.runs.len()),
+            "{} runs",
+            cell.runs.len()
+        );
+        let reached = cell.precision().expect("a 95% interval");
+        assert_eq!(cell.runs.len() == 7, reached > 40.0, "+-{reached}%");
+    }
+}

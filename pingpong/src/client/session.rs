@@ -44,7 +44,8 @@ pub enum Next {
 pub struct Session<'a> {
     client: &'a Client,
     verifier: Verifier<'a>,
-    counted: u64,
+    /// Bytes counted in each slice of the window.
+    counted: Box<[u64]>,
     draining: bool,
     /// Absent when the client records no round-trip times.
     clock: Option<Clock>,
@@ -55,7 +56,7 @@ impl<'a> Session<'a> {
         Self {
             client,
             verifier: Verifier::new(&client.pattern),
-            counted: 0,
+            counted: vec![0; client.config.slices()].into_boxed_slice(),
             draining: false,
             clock: client.recorders().map(Clock::new),
         }
@@ -82,13 +83,14 @@ impl<'a> Session<'a> {
             // With a window of several blocks, one read may complete several.
             let block = self.client.pattern.len() as u64;
             for _ in before / block..self.verifier.offset() / block {
-                clock.block_completed(phase == Phase::Measuring);
+                clock.block_completed(matches!(phase, Phase::Measuring(_)));
             }
         }
         Ok(match phase {
             Phase::Running => Next::Echo,
-            Phase::Measuring => {
-                self.counted += data.len() as u64;
+            Phase::Measuring(slice) => {
+                let last = self.counted.len() - 1;
+                self.counted[slice.min(last)] += data.len() as u64;
                 Next::Echo
             }
             Phase::Stopping => {
@@ -123,7 +125,7 @@ impl<'a> Session<'a> {
 
 impl Drop for Session<'_> {
     fn drop(&mut self) {
-        self.client.session_ended(self.counted);
+        self.client.session_ended(&self.counted);
     }
 }
 
@@ -159,7 +161,7 @@ mod tests {
             let mut s = Session::new(&client);
             s.first_block();
             assert_eq!(s.on_data(&data[..100]).unwrap(), Next::Echo);
-            client.set_phase(Phase::Measuring);
+            client.set_phase(Phase::Measuring(0));
             assert_eq!(s.on_data(&data[100..250]).unwrap(), Next::Echo);
             client.set_phase(Phase::Stopping);
             assert_eq!(s.on_data(&data[250..300]).unwrap(), Next::Stop);

@@ -4,7 +4,7 @@
 use std::fmt::Display;
 use std::net::SocketAddr;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::task::Waker;
 use std::time::Duration;
 
@@ -14,15 +14,19 @@ use crate::protocol::pattern;
 
 /// Where the run is, as every connection sees it after each read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
 pub enum Phase {
     /// Connecting and warming up: bytes are verified but not counted.
-    Running = 0,
-    /// Inside the measurement window: bytes are counted.
-    Measuring = 1,
+    Running,
+    /// Inside the measurement window, in this slice of it: bytes are
+    /// counted, slice by slice, so that the window is a time series.
+    Measuring(usize),
     /// The window is over: connections half-close and drain.
-    Stopping = 2,
+    Stopping,
 }
+
+/// The most slices a window is cut into, and the shortest a slice may be.
+pub const SLICES: usize = 20;
+pub const MIN_SLICE: Duration = Duration::from_millis(10);
 
 /// What the client was asked to do.
 #[derive(Debug, Clone)]
@@ -45,7 +49,8 @@ pub struct Client {
     pub(crate) pattern: Box<[u8]>,
     /// What each connection sends first: `window` blocks.
     pub(crate) first: Box<[u8]>,
-    phase: AtomicU8,
+    /// 0 running, `1 + slice` measuring, `usize::MAX` stopping.
+    phase: AtomicUsize,
     connected: AtomicUsize,
     start: Gate,
     bytes: AtomicU64,
@@ -56,13 +61,15 @@ pub struct Client {
     shares: Mutex<Shares>,
 }
 
-/// How the window's bytes were shared among the connections.
-#[derive(Debug, Default, Clone, Copy)]
+/// How the window's bytes were shared among the connections, and over time.
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Shares {
     sum: f64,
     sum_of_squares: f64,
     pub(crate) connections: usize,
     pub(crate) starved: usize,
+    /// Bytes in each slice of the window.
+    pub(crate) series: Vec<u64>,
 }
 
 impl Shares {
@@ -80,7 +87,7 @@ impl Client {
         Self {
             first: pattern.repeat(config.window).into_boxed_slice(),
             pattern,
-            phase: AtomicU8::new(Phase::Running as u8),
+            phase: AtomicUsize::new(0),
             connected: AtomicUsize::new(0),
             start: Gate::default(),
             bytes: AtomicU64::new(0),
@@ -96,8 +103,8 @@ impl Client {
     pub fn phase(&self) -> Phase {
         match self.phase.load(Ordering::Relaxed) {
             0 => Phase::Running,
-            1 => Phase::Measuring,
-            _ => Phase::Stopping,
+            usize::MAX => Phase::Stopping,
+            slice => Phase::Measuring(slice - 1),
         }
     }
 
@@ -108,7 +115,12 @@ impl Client {
 
     /// Moves the run to `phase` (the driver does; benchmarks too).
     pub fn set_phase(&self, phase: Phase) {
-        self.phase.store(phase as u8, Ordering::Relaxed);
+        let value = match phase {
+            Phase::Running => 0,
+            Phase::Measuring(slice) => slice + 1,
+            Phase::Stopping => usize::MAX,
+        };
+        self.phase.store(value, Ordering::Relaxed);
     }
 
     /// How many of the connections thread `thread` owns: connection `i` goes
@@ -168,21 +180,29 @@ impl Client {
     }
 
     /// A session is over (its failure, if any, already recorded): its
-    /// window bytes join the total.
-    pub(crate) fn session_ended(&self, bytes: u64) {
+    /// window bytes, slice by slice, join the totals.
+    pub(crate) fn session_ended(&self, slices: &[u64]) {
+        let bytes: u64 = slices.iter().sum();
         self.bytes.fetch_add(bytes, Ordering::Relaxed);
-        {
-            let mut shares = self.shares.lock().unwrap_or_else(|e| e.into_inner());
-            let x = bytes as f64;
-            shares.sum += x;
-            shares.sum_of_squares += x * x;
-            shares.connections += 1;
-            shares.starved += usize::from(bytes == 0);
+        let mut shares = self.shares.lock().unwrap_or_else(|e| e.into_inner());
+        let x = bytes as f64;
+        shares.sum += x;
+        shares.sum_of_squares += x * x;
+        shares.connections += 1;
+        shares.starved += usize::from(bytes == 0);
+        if shares.series.len() < slices.len() {
+            shares.series.resize(slices.len(), 0);
+        }
+        for (total, bytes) in shares.series.iter_mut().zip(slices) {
+            *total += bytes;
         }
     }
 
     pub(crate) fn shares(&self) -> Shares {
-        *self.shares.lock().unwrap_or_else(|e| e.into_inner())
+        self.shares
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Records a failed connection; the first failure becomes the run's error.
@@ -207,6 +227,13 @@ impl Client {
 }
 
 impl ClientConfig {
+    /// How many slices the window is cut into: up to [`SLICES`], none
+    /// shorter than [`MIN_SLICE`].
+    pub fn slices(&self) -> usize {
+        let fit = self.seconds.as_nanos() / MIN_SLICE.as_nanos();
+        (fit as usize).clamp(1, SLICES)
+    }
+
     /// Bytes in flight per connection: `window` blocks.
     pub fn in_flight(&self) -> usize {
         self.block * self.window
@@ -257,17 +284,60 @@ mod tests {
     fn fairness_is_one_when_even_and_k_over_n_when_k_do_everything() {
         let c = client(1, 4);
         for bytes in [100, 100, 100, 100] {
-            c.session_ended(bytes);
+            c.session_ended(&[bytes]);
         }
         assert_eq!(c.shares().fairness(), Some(1.0));
         assert_eq!(c.shares().starved, 0);
         let c = client(1, 4);
         for bytes in [0, 300, 0, 0] {
-            c.session_ended(bytes);
+            c.session_ended(&[bytes]);
         }
         assert_eq!(c.shares().fairness(), Some(0.25));
         assert_eq!(c.shares().starved, 3);
         assert_eq!(client(1, 1).shares().fairness(), None);
+    }
+
+    #[test]
+    fn the_series_adds_every_sessions_slices() {
+        let c = client(1, 2);
+        c.session_ended(&[1, 2, 3]);
+        c.session_ended(&[10, 0, 30]);
+        assert_eq!(c.shares().series, [11, 2, 33]);
+        assert_eq!(c.bytes(), 46);
+    }
+
+    #[test]
+    fn a_window_is_cut_into_slices_of_ten_milliseconds_or_more() {
+        let with = |ms| {
+            let mut c = client(1, 1).config;
+            c.seconds = Duration::from_millis(ms);
+            c.slices()
+        };
+        assert_eq!(
+            [
+                with(1),
+                with(10),
+                with(55),
+                with(200),
+                with(1000),
+                with(3000)
+            ],
+            [1, 1, 5, 20, 20, 20]
+        );
+    }
+
+    #[test]
+    fn the_phase_carries_the_slice() {
+        let c = client(1, 1);
+        for phase in [
+            Phase::Running,
+            Phase::Measuring(0),
+            Phase::Measuring(19),
+            Phase::Stopping,
+        ] {
+            c.set_phase(phase);
+            assert_eq!(c.phase(), phase);
+        }
     }
 
     #[test]

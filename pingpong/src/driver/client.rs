@@ -100,12 +100,23 @@ fn drive(
     // The window's edges are announced so that the caller can sample the
     // CPU time of both processes over the window alone.
     thread::sleep(config.warmup);
-    client.set_phase(Phase::Measuring);
+    client.set_phase(Phase::Measuring(0));
     let window_start = Instant::now();
     Line::Window(Window::Open).print();
-    thread::sleep(config.seconds);
-    client.set_phase(Phase::Stopping);
-    let window_end = Instant::now();
+    // Slice edges are kept to absolute times, so that the window is as
+    // long as asked whatever each wake-up's delay.
+    let slices = config.slices();
+    let mut edges = vec![window_start];
+    for slice in 1..=slices {
+        let edge = window_start + config.seconds * slice as u32 / slices as u32;
+        thread::sleep(edge.saturating_duration_since(Instant::now()));
+        client.set_phase(match slice {
+            last if last == slices => Phase::Stopping,
+            next => Phase::Measuring(next),
+        });
+        edges.push(Instant::now());
+    }
+    let window_end = *edges.last().expect("the window's edges");
     Line::Window(Window::Closed).print();
     let seconds = (window_end - window_start).as_secs_f64();
 
@@ -120,6 +131,10 @@ fn drive(
         || ClientError::DrainTimeout(config.drain_deadline()),
     )?;
     let shares = client.shares();
+    let slice_seconds = edges
+        .windows(2)
+        .map(|w| (w[1] - w[0]).as_secs_f64())
+        .collect();
     Ok(ClientResult {
         threads: config.threads,
         connections: wanted,
@@ -132,6 +147,8 @@ fn drive(
         starved_connections: shares.starved,
         rtt_histogram: client.recorders().map(|r| latency::encode(&r.merged())),
         cpus: affinity::cpus(),
+        series: shares.series,
+        slice_seconds,
     })
 }
 

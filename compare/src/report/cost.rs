@@ -1,0 +1,168 @@
+//! The cost tables: what a block cost each process (CPU time, system calls
+//! by kind, context switches), and how throughput moved inside the window.
+//! They explain the throughput tables: counts per block hold still where
+//! seconds do not.
+
+use super::grid::{Entry, Grid, View, plural};
+use crate::results::{Cell, PerBlock, Run, Status, Summary};
+
+/// What the cost tables' columns mean.
+pub const LEGEND: &str = "Cost tables: per block round-tripped, medians of the runs; µs = CPU \
+    time of all the process's threads (user in brackets); calls = system calls over the window \
+    as the kernel counted them for the process and every thread (read: read, readv, recvfrom, \
+    recvmsg; write: write, writev, sendto, sendmsg; wait: epoll_wait, poll, io_uring_enter; \
+    futex; other), switches = context switches; window = MiB/s slice by slice inside the \
+    window of the median run, and (max - min) / median of the slices";
+
+const HEADER: [&str; 8] = [
+    "implementation",
+    "µs srv",
+    "calls srv",
+    "switches srv",
+    "µs cli",
+    "calls cli",
+    "switches cli",
+    "window",
+];
+
+/// One table per load where a cell was counted or has its window's series.
+pub fn tables(view: &View) -> Vec<Grid> {
+    view.loads
+        .iter()
+        .filter_map(|&load| {
+            let cells: Vec<&Cell> = view
+                .implementations()
+                .iter()
+                .filter_map(|r| view.cell(load, r))
+                .collect();
+            let counted = cells.iter().any(|c| {
+                c.figures
+                    .as_ref()
+                    .is_some_and(|f| f.server_per_block.is_some() || f.client_per_block.is_some())
+                    || c.runs.iter().any(|r| r.series.is_some())
+            });
+            counted.then(|| Grid {
+                title: view.titled(format!(
+                    "Cost per block, {} thread{}, {} connection{}",
+                    load.threads,
+                    plural(load.threads),
+                    load.connections,
+                    plural(load.connections)
+                )),
+                header: HEADER.iter().map(ToString::to_string).collect(),
+                rows: cells.into_iter().map(row).collect(),
+            })
+        })
+        .collect()
+}
+
+fn row(cell: &Cell) -> Vec<Entry> {
+    let figures = cell.figures.as_ref().filter(|_| cell.status == Status::Ok);
+    let side = |pick: fn(&crate::results::Figures) -> &Option<PerBlock>| {
+        let per_block = figures.and_then(|f| pick(f).as_ref());
+        [cpu(per_block), calls(per_block), switches(per_block)]
+    };
+    let [srv_cpu, srv_calls, srv_switches] = side(|f| &f.server_per_block);
+    let [cli_cpu, cli_calls, cli_switches] = side(|f| &f.client_per_block);
+    let window =
+        median_run(cell)
+            .and_then(|run| run.series.as_ref())
+            .map_or("-".into(), |series| {
+                let spread = series
+                    .spread()
+                    .map_or(String::new(), |s| format!(" {:.0}%", s * 100.0));
+                format!("{}{spread}", sparkline(&series.mib_per_s()))
+            });
+    [
+        cell.implementation.clone(),
+        srv_cpu,
+        srv_calls,
+        srv_switches,
+        cli_cpu,
+        cli_calls,
+        cli_switches,
+        window,
+    ]
+    .into_iter()
+    .map(Entry::plain)
+    .collect()
+}
+
+fn median(summary: &Option<Summary>) -> Option<f64> {
+    summary.map(|s| s.median)
+}
+
+/// "12.3 (4.1)": CPU microseconds per block, user time in brackets.
+fn cpu(per_block: Option<&PerBlock>) -> String {
+    per_block
+        .and_then(|p| Some((median(&p.cpu_us)?, median(&p.user_us)?)))
+        .map_or("-".into(), |(all, user)| format!("{all:.1} ({user:.1})"))
+}
+
+/// "4.0: 2.0 read, 1.0 write, 1.0 wait": system calls per block, by the
+/// kinds there were.
+fn calls(per_block: Option<&PerBlock>) -> String {
+    let Some(p) = per_block else {
+        return "-".into();
+    };
+    let Some(all) = median(&p.syscalls) else {
+        return "-".into();
+    };
+    let kinds: Vec<String> = [
+        (&p.reads, "read"),
+        (&p.writes, "write"),
+        (&p.waits, "wait"),
+        (&p.futex, "futex"),
+        (&p.other_syscalls, "other"),
+    ]
+    .iter()
+    .filter_map(|(summary, kind)| {
+        let n = median(summary).filter(|n| *n >= 0.005)?;
+        Some(format!("{n:.2} {kind}"))
+    })
+    .collect();
+    match kinds.is_empty() {
+        true => format!("{all:.2}"),
+        false => format!("{all:.2}: {}", kinds.join(", ")),
+    }
+}
+
+fn switches(per_block: Option<&PerBlock>) -> String {
+    per_block
+        .and_then(|p| median(&p.context_switches))
+        .map_or("-".into(), |n| format!("{n:.2}"))
+}
+
+/// The run whose throughput is the cell's median (the lower of the middle
+/// two for an even count).
+pub fn median_run(cell: &Cell) -> Option<&Run> {
+    let mut runs: Vec<&Run> = cell.runs.iter().collect();
+    runs.sort_by(|a, b| a.mib_per_s.total_cmp(&b.mib_per_s));
+    runs.get(runs.len().saturating_sub(1) / 2).copied()
+}
+
+/// Values as bars of eight heights, scaled from zero to the largest.
+pub fn sparkline(values: &[f64]) -> String {
+    const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    let top = values.iter().copied().fold(0.0, f64::max);
+    values
+        .iter()
+        .map(|v| match top > 0.0 {
+            true => BARS[((v / top * 7.0).round() as usize).min(7)],
+            false => BARS[0],
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sparkline_scales_to_its_largest_value() {
+        assert_eq!(sparkline(&[0.0, 50.0, 100.0]), "▁▅█");
+        assert_eq!(sparkline(&[10.0, 10.0]), "██");
+        assert_eq!(sparkline(&[0.0, 0.0]), "▁▁");
+        assert_eq!(sparkline(&[]), "");
+    }
+}

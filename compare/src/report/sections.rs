@@ -1,0 +1,146 @@
+//! The report's parts in order, as every renderer of a whole report draws
+//! them: the sections of tables, and the notes that explain their marks.
+
+use super::cost;
+use super::grid::{DETAIL_LEGEND, Grid, View, plural, status};
+use crate::results::{Results, Status};
+
+/// The report's sections in order, every workload's tables in each: heading and tables.
+pub fn report_sections(views: &[View], reference: &str) -> Vec<(String, Vec<Grid>)> {
+    let all = |grids: &dyn Fn(&View) -> Vec<Grid>| -> Vec<Grid> {
+        views.iter().flat_map(grids).collect()
+    };
+    vec![
+        ("Throughput".into(), all(&|v| v.throughput())),
+        (
+            format!("Relative to {reference}"),
+            all(&|v| v.relative(reference)),
+        ),
+        ("Every figure, load by load".into(), all(&|v| v.details())),
+        ("Cost per block".into(), all(&|v| cost::tables(v))),
+    ]
+    .into_iter()
+    .filter(|(_, grids)| !grids.is_empty())
+    .collect()
+}
+
+/// What the marks mean (only those in use), the legend of the detailed
+/// tables where they are shown, then every cell without a figure.
+pub fn notes(results: &Results, details: bool) -> Vec<String> {
+    let mut notes = Vec::new();
+    if results.cells.iter().any(|c| c.placement.oversubscribed) {
+        notes.push(format!(
+            "* oversubscribed: more threads than CPUs per side ({} CPUs here); these figures \
+             measure contention for cores as much as the runtime",
+            results.host.cpus.len()
+        ));
+    }
+    if results.cells.iter().any(|c| !c.threads_matter) {
+        notes.push("† one thread per connection: the thread count has no effect".into());
+    }
+    if results.cells.iter().any(|c| c.noisy) {
+        notes.push(format!(
+            "~ noisy: the runs' max exceeds their min by more than {}%; compare such cells with care",
+            results.config.noisy_percent()
+        ));
+    }
+    notes.push(
+        "Bold: the best of a row, where its interval (95% of its median from six runs on, \
+         else its runs' [min, max]) clears every other's; = marks leaders whose intervals reach \
+         the best's: the runs cannot tell them apart"
+            .into(),
+    );
+    if results.cells.iter().any(|c| c.modes.is_some()) {
+        notes.push(
+            "two modes: the runs fell into two groups far apart (by 15% of the median or more, \
+             and by twice either group's width); a median of such runs would flip between them"
+                .into(),
+        );
+    }
+    if let Some(target) = results.config.precision_percent {
+        let short: Vec<String> = results
+            .cells
+            .iter()
+            .filter(|c| c.short_of(target))
+            .map(|c| {
+                let reached = c
+                    .precision()
+                    .map_or("no 95% interval yet".into(), |p| format!("+-{p:.1}%"));
+                format!(
+                    "{} at {} thread{}, {} connection{} ({reached} after {} runs)",
+                    c.implementation,
+                    c.threads,
+                    plural(c.threads),
+                    c.connections,
+                    plural(c.connections),
+                    c.runs.len()
+                )
+            })
+            .collect();
+        let ok = results
+            .cells
+            .iter()
+            .filter(|c| c.status == Status::Ok)
+            .count();
+        notes.push(match short.is_empty() {
+            true => format!("? Every cell reached the run's precision, +-{target}%"),
+            false => format!(
+                "? short of the run's precision, +-{target}%: {} of {ok} cells: {}",
+                short.len(),
+                short.join("; ")
+            ),
+        });
+    }
+    let externals = &results.config.externals;
+    if results
+        .cells
+        .iter()
+        .any(|c| externals.iter().any(|e| e.name == c.client))
+    {
+        notes.push(
+            "‡ measured by an external program's own client: its throughput over its whole run, \
+             connecting included; it reports no other figure"
+                .into(),
+        );
+    }
+    for e in externals {
+        notes.push(format!(
+            "{} (external, version {}): {}",
+            e.name, e.version, e.model
+        ));
+    }
+    if details {
+        notes.push(DETAIL_LEGEND.into());
+    }
+    let counted = results.cells.iter().any(|c| {
+        c.figures
+            .as_ref()
+            .is_some_and(|f| f.server_per_block.is_some() || f.client_per_block.is_some())
+    });
+    if details && counted {
+        notes.push(cost::LEGEND.into());
+    }
+    let mut absent: Vec<&str> = results
+        .cells
+        .iter()
+        .flat_map(|c| c.runs.iter().filter_map(|r| r.cost_absent.as_deref()))
+        .collect();
+    absent.sort_unstable();
+    absent.dedup();
+    for why in absent {
+        notes.push(format!("Not counted where it says \"-\": {why}"));
+    }
+    for c in results.cells.iter().filter(|c| c.status != Status::Ok) {
+        notes.push(format!(
+            "{} at {} thread{}, {} connection{}: {}: {}",
+            c.implementation,
+            c.threads,
+            plural(c.threads),
+            c.connections,
+            plural(c.connections),
+            status(c.status),
+            c.error.as_deref().unwrap_or("no reason recorded")
+        ));
+    }
+    notes
+}
