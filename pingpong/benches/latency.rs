@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use pingpong::Client;
-use pingpong::client::{ClientConfig, Phase, Session};
+use pingpong::client::{ClientConfig, Session};
 use pingpong::protocol::pattern;
 
 const BLOCK: usize = 16384;
@@ -23,11 +23,12 @@ fn session(c: &mut Criterion) {
             connections: 1,
             block: BLOCK,
             warmup: Duration::ZERO,
-            seconds: Duration::ZERO,
+            seconds: Duration::from_secs(3600),
             latency,
             window: 1,
+            blocks: None,
         });
-        client.set_phase(Phase::Measuring(0));
+        client.open_window();
         let mut session = Session::new(&client);
         session.first_block();
         let block = pattern(BLOCK);

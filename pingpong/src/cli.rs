@@ -61,6 +61,10 @@ pub struct ClientArgs {
     /// Length of the measurement window in seconds.
     #[arg(long, default_value_t = 1.0, value_parser = seconds(true))]
     pub seconds: f64,
+    /// Instead of a timed window: blocks each connection round-trips, every
+    /// one counted, then stops (no warm-up).
+    #[arg(long, conflicts_with_all = ["warmup", "seconds"], value_parser = clap::value_parser!(u64).range(1..))]
+    pub blocks: Option<u64>,
     /// Do not record round-trip times.
     #[arg(long)]
     pub no_latency: bool,
@@ -138,6 +142,7 @@ impl From<ClientArgs> for ClientConfig {
             seconds: Duration::from_secs_f64(a.seconds),
             latency: !a.no_latency,
             window: a.shape.window as usize,
+            blocks: a.blocks,
         }
     }
 }

@@ -1,12 +1,17 @@
-//! Faults on purpose, for the suite's reliability tests (a documented hidden
-//! mode, off unless asked for). `PINGPONG_FAULT=<binary>:<fault>` makes the
-//! binary of that name (`pingpong-tokio`) misbehave, and no other:
+//! Faults on purpose, for the suite's reliability tests and for measuring
+//! what its checks can see (a documented hidden mode, off unless asked
+//! for). `PINGPONG_FAULT=<binary>:<fault>` makes the binary whose path ends
+//! with `<binary>` (`pingpong-tokio`, or a longer end that names one build,
+//! `pingpong-mio-1.2.5/target/release/pingpong-mio`) misbehave, and no other:
 //!
 //! - `crash-after=<ms>`: the server aborts that long after its ready line;
 //! - `hang-before-ready`: the server never prints its ready line;
 //! - `refuse`: the server reports an address where nothing listens;
 //! - `flip-byte=<n>`: the server flips byte `n` of every connection's echo;
-//! - `client-abort-after=<ms>`: the client aborts that long after starting.
+//! - `client-abort-after=<ms>`: the client aborts that long after starting;
+//! - `slow=<units>`: the server does that many units of CPU work (as
+//!   `--work`) per block on top of what it was asked: a slowdown of known
+//!   size, for measuring what `compare check` catches.
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -21,6 +26,7 @@ pub enum Fault {
     Refuse,
     FlipByte(u64),
     ClientAbortAfter(Duration),
+    Slow(u64),
 }
 
 static FAULT: OnceLock<Option<Fault>> = OnceLock::new();
@@ -44,9 +50,8 @@ fn parse_for_me(spec: &str) -> Result<Option<Fault>, String> {
     let (binary, fault) = spec
         .split_once(':')
         .ok_or_else(|| format!("{ENV}={spec:?} is not <binary>:<fault>"))?;
-    let me = std::env::args_os().next().unwrap_or_default();
-    let me = Path::new(&me).file_name().unwrap_or_default();
-    if me != binary {
+    let me = std::env::current_exe().unwrap_or_default();
+    if !me.ends_with(Path::new(binary)) {
         return Ok(None);
     }
     let ms = |v: &str| {
@@ -60,6 +65,10 @@ fn parse_for_me(spec: &str) -> Result<Option<Fault>, String> {
         Some(("flip-byte", v)) => Fault::FlipByte(
             v.parse()
                 .map_err(|_| format!("{ENV}: {v:?} is not a byte offset"))?,
+        ),
+        Some(("slow", v)) => Fault::Slow(
+            v.parse()
+                .map_err(|_| format!("{ENV}: {v:?} is not a number of work units"))?,
         ),
         None if fault == "hang-before-ready" => Fault::HangBeforeReady,
         None if fault == "refuse" => Fault::Refuse,

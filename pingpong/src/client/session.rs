@@ -47,6 +47,8 @@ pub struct Session<'a> {
     /// Bytes counted in each slice of the window.
     counted: Box<[u64]>,
     draining: bool,
+    /// Bytes after which the connection stops, for a number of blocks.
+    limit: Option<u64>,
     /// Absent when the client records no round-trip times.
     clock: Option<Clock>,
 }
@@ -58,6 +60,10 @@ impl<'a> Session<'a> {
             verifier: Verifier::new(&client.pattern),
             counted: vec![0; client.config.slices()].into_boxed_slice(),
             draining: false,
+            limit: client
+                .config
+                .blocks
+                .map(|blocks| blocks * client.config.block as u64),
             clock: client.recorders().map(Clock::new),
         }
     }
@@ -86,17 +92,23 @@ impl<'a> Session<'a> {
                 clock.block_completed(matches!(phase, Phase::Measuring(_)));
             }
         }
+        if let Phase::Measuring(slice) = phase {
+            let last = self.counted.len() - 1;
+            self.counted[slice.min(last)] += data.len() as u64;
+        }
+        let done = self
+            .limit
+            .is_some_and(|limit| self.verifier.offset() >= limit);
         Ok(match phase {
-            Phase::Running => Next::Echo,
-            Phase::Measuring(slice) => {
-                let last = self.counted.len() - 1;
-                self.counted[slice.min(last)] += data.len() as u64;
-                Next::Echo
-            }
             Phase::Stopping => {
                 self.draining = true;
                 Next::Stop
             }
+            _ if done => {
+                self.draining = true;
+                Next::Stop
+            }
+            Phase::Running | Phase::Measuring(_) => Next::Echo,
         })
     }
 
@@ -147,9 +159,10 @@ mod tests {
             connections: 1,
             block,
             warmup: std::time::Duration::ZERO,
-            seconds: std::time::Duration::ZERO,
+            seconds: std::time::Duration::from_secs(3600),
             latency: true,
             window: 1,
+            blocks: None,
         })
     }
 
@@ -161,9 +174,9 @@ mod tests {
             let mut s = Session::new(&client);
             s.first_block();
             assert_eq!(s.on_data(&data[..100]).unwrap(), Next::Echo);
-            client.set_phase(Phase::Measuring(0));
+            client.open_window();
             assert_eq!(s.on_data(&data[100..250]).unwrap(), Next::Echo);
-            client.set_phase(Phase::Stopping);
+            client.stop();
             assert_eq!(s.on_data(&data[250..300]).unwrap(), Next::Stop);
             assert_eq!(s.on_data(&data[300..]).unwrap(), Next::Drain);
             s.on_eof().unwrap();
@@ -172,6 +185,26 @@ mod tests {
         assert_eq!(client.verified_connections(), 1);
         // Blocks completed at 100 (warm-up) and 200 (window): one time recorded.
         assert_eq!(client.recorders().unwrap().merged().len(), 1);
+    }
+
+    #[test]
+    fn a_connection_given_blocks_stops_once_they_came_back() {
+        let client = Client::new(ClientConfig {
+            blocks: Some(2),
+            ..client(100).config
+        });
+        client.open_window();
+        let data = stream(100, 300);
+        {
+            let mut s = Session::new(&client);
+            s.first_block();
+            assert_eq!(s.on_data(&data[..100]).unwrap(), Next::Echo);
+            assert_eq!(s.on_data(&data[100..150]).unwrap(), Next::Echo);
+            // The second block is back whole: half-close instead of echoing.
+            assert_eq!(s.on_data(&data[150..200]).unwrap(), Next::Stop);
+            s.on_eof().unwrap();
+        }
+        assert_eq!(client.bytes(), 200);
     }
 
     #[test]

@@ -6,13 +6,18 @@ use std::net::SocketAddr;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::task::Waker;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::gate::Gate;
 use crate::latency::Recorders;
 use crate::protocol::pattern;
 
 /// Where the run is, as every connection sees it after each read.
+///
+/// Connections read the window's slices and its end off the clock
+/// themselves: a driver thread that wakes late (10,000 busy threads can
+/// keep it waiting for seconds) then neither stretches a slice nor the
+/// window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
     /// Connecting and warming up: bytes are verified but not counted.
@@ -41,6 +46,10 @@ pub struct ClientConfig {
     pub latency: bool,
     /// Blocks in flight per connection (pipelining); 1 in muduo's pingpong.
     pub window: usize,
+    /// Instead of a timed window: blocks each connection round-trips, all
+    /// counted, after which it stops (a fixed amount of work, for counting
+    /// instructions).
+    pub blocks: Option<u64>,
 }
 
 /// The state every connection of one client process shares.
@@ -49,8 +58,12 @@ pub struct Client {
     pub(crate) pattern: Box<[u8]>,
     /// What each connection sends first: `window` blocks.
     pub(crate) first: Box<[u8]>,
-    /// 0 running, `1 + slice` measuring, `usize::MAX` stopping.
-    phase: AtomicUsize,
+    /// What [`Self::opened`] counts from.
+    epoch: Instant,
+    /// Nanoseconds from `epoch` to the window's opening, plus one; 0 while
+    /// it is not open.
+    opened: AtomicU64,
+    stopped: AtomicBool,
     connected: AtomicUsize,
     start: Gate,
     bytes: AtomicU64,
@@ -87,7 +100,9 @@ impl Client {
         Self {
             first: pattern.repeat(config.window).into_boxed_slice(),
             pattern,
-            phase: AtomicUsize::new(0),
+            epoch: Instant::now(),
+            opened: AtomicU64::new(0),
+            stopped: AtomicBool::new(false),
             connected: AtomicUsize::new(0),
             start: Gate::default(),
             bytes: AtomicU64::new(0),
@@ -101,10 +116,16 @@ impl Client {
     }
 
     pub fn phase(&self) -> Phase {
-        match self.phase.load(Ordering::Relaxed) {
+        if self.stopped.load(Ordering::Relaxed) {
+            return Phase::Stopping;
+        }
+        match self.opened.load(Ordering::Relaxed) {
             0 => Phase::Running,
-            usize::MAX => Phase::Stopping,
-            slice => Phase::Measuring(slice - 1),
+            opened => {
+                let open = Duration::from_nanos(opened - 1);
+                self.config
+                    .phase_at(self.epoch.elapsed().saturating_sub(open))
+            }
         }
     }
 
@@ -113,14 +134,18 @@ impl Client {
         self.recorders.as_ref()
     }
 
-    /// Moves the run to `phase` (the driver does; benchmarks too).
-    pub fn set_phase(&self, phase: Phase) {
-        let value = match phase {
-            Phase::Running => 0,
-            Phase::Measuring(slice) => slice + 1,
-            Phase::Stopping => usize::MAX,
-        };
-        self.phase.store(value, Ordering::Relaxed);
+    /// Opens the measurement window now (the driver does; benchmarks too):
+    /// it closes by itself after the configured seconds. When it opened.
+    pub fn open_window(&self) -> Instant {
+        let now = Instant::now();
+        let since = (now - self.epoch).as_nanos() as u64;
+        self.opened.store(since + 1, Ordering::Relaxed);
+        now
+    }
+
+    /// Ends the window, if time has not already: connections stop.
+    pub fn stop(&self) {
+        self.stopped.store(true, Ordering::Relaxed);
     }
 
     /// How many of the connections thread `thread` owns: connection `i` goes
@@ -230,8 +255,31 @@ impl ClientConfig {
     /// How many slices the window is cut into: up to [`SLICES`], none
     /// shorter than [`MIN_SLICE`].
     pub fn slices(&self) -> usize {
+        if self.blocks.is_some() {
+            // A window of blocks has no planned length to cut.
+            return 1;
+        }
         let fit = self.seconds.as_nanos() / MIN_SLICE.as_nanos();
         (fit as usize).clamp(1, SLICES)
+    }
+
+    /// The phase `since_open` after the window opened: the slice it falls
+    /// in, or stopping once the window's seconds are over. A window of
+    /// blocks lasts until it is stopped.
+    pub fn phase_at(&self, since_open: Duration) -> Phase {
+        if self.blocks.is_some() {
+            return Phase::Measuring(0);
+        }
+        if since_open >= self.seconds {
+            return Phase::Stopping;
+        }
+        let slice = since_open.as_nanos() * self.slices() as u128 / self.seconds.as_nanos();
+        Phase::Measuring(slice as usize)
+    }
+
+    /// How long each slice of a timed window lasts.
+    pub fn slice_length(&self) -> Duration {
+        self.seconds / self.slices() as u32
     }
 
     /// Bytes in flight per connection: `window` blocks.
@@ -256,10 +304,22 @@ impl ClientConfig {
         Duration::from_secs(10) + Duration::from_millis(self.connections as u64 * 2)
     }
 
+    /// How long the window may last: as asked, or, for a number of blocks,
+    /// generously (each side may run under an instruction counter, tens of
+    /// times slower than itself).
+    pub fn window_deadline(&self) -> Duration {
+        match self.blocks {
+            Some(blocks) => {
+                Duration::from_secs(10) + Duration::from_millis(blocks * self.connections as u64)
+            }
+            None => self.seconds,
+        }
+    }
+
     /// The longest a healthy client process can run: connecting, warm-up,
     /// window and draining.
     pub fn deadline(&self) -> Duration {
-        self.connect_deadline() + self.warmup + self.seconds + self.drain_deadline()
+        self.connect_deadline() + self.warmup + self.window_deadline() + self.drain_deadline()
     }
 }
 
@@ -277,6 +337,7 @@ mod tests {
             seconds: Duration::ZERO,
             latency: false,
             window: 1,
+            blocks: None,
         })
     }
 
@@ -327,17 +388,43 @@ mod tests {
     }
 
     #[test]
-    fn the_phase_carries_the_slice() {
-        let c = client(1, 1);
-        for phase in [
-            Phase::Running,
-            Phase::Measuring(0),
-            Phase::Measuring(19),
-            Phase::Stopping,
-        ] {
-            c.set_phase(phase);
-            assert_eq!(c.phase(), phase);
-        }
+    fn the_clock_gives_the_slice_and_the_end_of_the_window() {
+        let c = ClientConfig {
+            seconds: Duration::from_millis(200),
+            ..client(1, 1).config
+        };
+        let at = |ms| c.phase_at(Duration::from_millis(ms));
+        assert_eq!(
+            [at(0), at(9), at(10), at(199), at(200), at(5000)],
+            [
+                Phase::Measuring(0),
+                Phase::Measuring(0),
+                Phase::Measuring(1),
+                Phase::Measuring(19),
+                Phase::Stopping,
+                Phase::Stopping
+            ]
+        );
+        let counted = ClientConfig {
+            blocks: Some(3),
+            ..c.clone()
+        };
+        assert_eq!(
+            counted.phase_at(Duration::from_secs(5)),
+            Phase::Measuring(0)
+        );
+    }
+
+    #[test]
+    fn a_client_runs_until_its_window_opens_and_stops_when_told() {
+        let mut config = client(1, 1).config;
+        config.seconds = Duration::from_secs(3600);
+        let c = Client::new(config);
+        assert_eq!(c.phase(), Phase::Running);
+        c.open_window();
+        assert_eq!(c.phase(), Phase::Measuring(0));
+        c.stop();
+        assert_eq!(c.phase(), Phase::Stopping);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::client::{Client, ClientConfig, Phase};
+use crate::client::{Client, ClientConfig};
 use crate::fault::{self, Fault};
 use crate::latency;
 use crate::runtime::Runtime;
@@ -33,6 +33,8 @@ pub enum ClientError {
     },
     #[error("connections did not finish within {0:?} after the window closed")]
     DrainTimeout(Duration),
+    #[error("the connections did not round-trip their blocks within {0:?}")]
+    WindowTimeout(Duration),
 }
 
 impl ClientError {
@@ -95,28 +97,40 @@ fn drive(
         },
     )?;
     let connect_seconds = start.elapsed().as_secs_f64();
-    client.start();
 
     // The window's edges are announced so that the caller can sample the
     // CPU time of both processes over the window alone.
-    thread::sleep(config.warmup);
-    client.set_phase(Phase::Measuring(0));
-    let window_start = Instant::now();
-    Line::Window(Window::Open).print();
-    // Slice edges are kept to absolute times, so that the window is as
-    // long as asked whatever each wake-up's delay.
-    let slices = config.slices();
-    let mut edges = vec![window_start];
-    for slice in 1..=slices {
-        let edge = window_start + config.seconds * slice as u32 / slices as u32;
-        thread::sleep(edge.saturating_duration_since(Instant::now()));
-        client.set_phase(match slice {
-            last if last == slices => Phase::Stopping,
-            next => Phase::Measuring(next),
-        });
-        edges.push(Instant::now());
-    }
-    let window_end = *edges.last().expect("the window's edges");
+    let (window_start, window_end) = match config.blocks {
+        None => {
+            client.start();
+            thread::sleep(config.warmup);
+            let window_start = client.open_window();
+            Line::Window(Window::Open).print();
+            // The connections close the window themselves on time; this
+            // wake-up, however late, only tells the caller.
+            let window_end = window_start + config.seconds;
+            thread::sleep(window_end.saturating_duration_since(Instant::now()));
+            client.stop();
+            (window_start, window_end)
+        }
+        Some(_) => {
+            // Every block counts: the window is all the connections' work.
+            let window_start = client.open_window();
+            Line::Window(Window::Open).print();
+            client.start();
+            let ended = || client.shares().connections >= wanted;
+            let late = || ClientError::WindowTimeout(config.window_deadline());
+            wait_for(
+                client,
+                done,
+                window_start + config.window_deadline(),
+                ended,
+                late,
+            )?;
+            client.stop();
+            (window_start, Instant::now())
+        }
+    };
     Line::Window(Window::Closed).print();
     let seconds = (window_end - window_start).as_secs_f64();
 
@@ -126,15 +140,15 @@ fn drive(
     wait_for(
         client,
         done,
-        window_end + config.drain_deadline(),
+        Instant::now() + config.drain_deadline(),
         ended,
         || ClientError::DrainTimeout(config.drain_deadline()),
     )?;
     let shares = client.shares();
-    let slice_seconds = edges
-        .windows(2)
-        .map(|w| (w[1] - w[0]).as_secs_f64())
-        .collect();
+    let slice_seconds = match config.blocks {
+        None => vec![config.slice_length().as_secs_f64(); config.slices()],
+        Some(_) => vec![seconds],
+    };
     Ok(ClientResult {
         threads: config.threads,
         connections: wanted,

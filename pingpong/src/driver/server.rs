@@ -62,7 +62,11 @@ impl ServerError {
 /// served, and serves until stdin closes (or, `until_killed`, until killed).
 pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
     limits::raise_nofile(0)?;
-    work::set(config.work);
+    let slow = match fault::get() {
+        Some(Fault::Slow(units)) => units,
+        _ => 0,
+    };
+    work::set(config.work + slow);
     let count = match R::LISTENERS {
         ListenerModel::Shared => 1,
         ListenerModel::PerThread => config.threads,
