@@ -51,9 +51,14 @@ pub struct CheckArgs {
     /// The candidate implementation inside one run, e.g. tokio.
     #[arg(long, requires = "baseline")]
     pub candidate: Option<String>,
-    /// Smallest change, in percent, that counts as a regression or improvement.
-    #[arg(long, default_value_t = defaults::THRESHOLD_PERCENT, value_parser = percent)]
-    pub threshold: f64,
+    /// Smallest change in a timed figure, in percent, that counts as a
+    /// regression or improvement (default: 2 inside one run, where the two
+    /// sides are paired round by round; 5 between two runs).
+    #[arg(long, value_parser = percent)]
+    pub threshold: Option<f64>,
+    /// The same for counted figures (instructions, system calls per block).
+    #[arg(long, default_value_t = defaults::COUNTED_THRESHOLD_PERCENT, value_parser = percent)]
+    pub counted_threshold: f64,
     /// Confidence of the interval: 0.95 or 95.
     #[arg(long, default_value_t = defaults::CONFIDENCE, value_parser = confidence)]
     pub confidence: f64,
@@ -156,6 +161,12 @@ pub struct RunArgs {
     /// Do not record round-trip times.
     #[arg(long)]
     pub no_latency: bool,
+    /// Also count, in every repetition, each side's user-space instructions
+    /// per block under valgrind's callgrind (BLOCKS blocks per connection,
+    /// then twice as many) and its system calls per block: figures that
+    /// hold still where seconds do not, for `compare check`.
+    #[arg(long, value_name = "BLOCKS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub counted: Option<u64>,
     /// Folder for results.json (default: results/<UTC timestamp>).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -164,7 +175,7 @@ pub struct RunArgs {
     #[arg(long, conflicts_with_all = [
         "runtimes", "client", "external", "server", "remote", "remote_bin_dir", "connections",
         "threads", "block", "window", "work", "seconds", "warmup", "repeat", "precision",
-        "max_repeat", "budget", "noisy", "pin", "no_latency", "out",
+        "max_repeat", "budget", "noisy", "pin", "no_latency", "counted", "out",
     ])]
     pub resume: Option<PathBuf>,
     /// Plain progress lines instead of a progress bar.
@@ -267,6 +278,7 @@ mod tests {
                 "--noisy",
                 "--pin",
                 "--no-latency",
+                "--counted",
                 "--out",
                 "--resume",
                 "--quiet",
@@ -276,6 +288,7 @@ mod tests {
                 "--baseline",
                 "--candidate",
                 "--threshold",
+                "--counted-threshold",
                 "--confidence",
                 "tokio",
                 "mio@1.0.0",

@@ -52,6 +52,7 @@ pub fn suite(programs: &BTreeMap<String, PathBuf>, built: bool, profile: &str) -
             "prebuilt (--bin-dir)".into()
         }),
         binaries,
+        valgrind: None,
     })
 }
 

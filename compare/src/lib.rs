@@ -6,7 +6,8 @@
 //!   [`report`], [`list`];
 //! - a run's parts: its [`plan`], the [`runner`] of one repetition (real:
 //!   [`processes`], over [`process`]), where servers go ([`remote`]),
-//!   what the processes spent ([`usage`], [`counters`]), the machine ([`environment`]),
+//!   what the processes spent ([`usage`], [`counters`], [`callgrind`]), the
+//!   machine ([`environment`]),
 //!   the programs ([`binaries`], [`cargo`], [`versions`], [`program`]);
 //! - the data: [`results`] (the file every reader reads), [`stats`];
 //! - the vocabulary: [`adapters`] (our implementations, the one list),
@@ -15,6 +16,7 @@
 
 pub mod adapters;
 pub mod binaries;
+pub mod callgrind;
 pub mod cargo;
 pub mod check;
 pub mod cli;

@@ -135,7 +135,8 @@ fn config(args: &RunArgs) -> Result<Config> {
         resumed: Vec::new(),
         precision_percent: precision,
         max_repeat: precision.map(|_| max_repeat),
-        budget_seconds: args.budget.map(|minutes| minutes * 60.0),
+        budget_seconds: precision.map(|_| args.budget.unwrap_or(defaults::BUDGET_MINUTES) * 60.0),
+        counted_blocks: args.counted,
         // The ones the run names: an unused file is not the run's business.
         externals: externals
             .iter()
@@ -181,7 +182,8 @@ pub fn check(args: CheckArgs) -> Result<check::Options> {
     Ok(check::Options {
         results: args.results,
         pair,
-        threshold: args.threshold / 100.0,
+        threshold: args.threshold.map(|t| t / 100.0),
+        counted_threshold: args.counted_threshold / 100.0,
         confidence: args.confidence,
         format: args.format,
     })

@@ -11,28 +11,94 @@ use anyhow::{Context, Result, anyhow, bail, ensure};
 use pingpong::client::ClientConfig;
 use pingpong::wire::{Failure, Line, Window};
 
-use crate::counters::Edge;
+use crate::callgrind::{self, Callgrind};
+use crate::counters::{Counters, Edge};
 use crate::external::{self, External};
 use crate::process::{Counting, EXIT_DEADLINE, Process};
 use crate::program::Program;
 use crate::remote::{Site, Ssh};
-use crate::results::Cost;
+use crate::results::{Cost, Counted};
 use crate::runner::{ClientMeasurement, Job, Measurement, RepetitionError, Runner, Side};
 use crate::usage::Sample;
 
-/// How long a server may take to print its ready line.
+/// How long a server may take to print its ready line (under callgrind, six
+/// times as long: valgrind reads the binary's debug information first).
 const READY_DEADLINE: Duration = Duration::from_secs(10);
 /// Slack on every deadline derived from the options: a loaded machine is slow.
 const MARGIN: Duration = Duration::from_secs(5);
 
-/// Runs each repetition's processes, the server where `site` says.
+/// Runs each repetition's processes, the server where `site` says; with
+/// `counted`, also counts each side's instructions for that many blocks.
 pub struct ProcessRunner {
     site: Site,
+    counted: Option<(u64, Result<Callgrind, String>)>,
+    /// Held while repetitions are counted, so that each process's counters
+    /// open quickly; dropped before a timed one, since while it is held
+    /// every system call on the machine takes the kernel's slow path.
+    warm: Option<Counters>,
 }
 
+/// Why a timed window's processes are not counted.
+const TIMED: &str = "a timed window is not counted: counting slows every system call";
+
 impl ProcessRunner {
-    pub fn new(site: Site) -> Self {
-        Self { site }
+    pub fn new(site: Site, counted: Option<u64>) -> Self {
+        Self {
+            site,
+            counted: counted.map(|blocks| (blocks, Callgrind::find())),
+            warm: None,
+        }
+    }
+
+    /// Holds the tracepoints on while counting, and off otherwise.
+    fn counting(&mut self, on: bool) {
+        match on {
+            true if self.warm.is_none() => self.warm = Counters::warm().ok(),
+            true => {}
+            false => self.warm = None,
+        }
+    }
+}
+
+/// How one pair of processes runs.
+#[derive(Clone, Copy)]
+enum Mode<'a> {
+    /// The timed window of the options.
+    Timed,
+    /// `blocks` per connection, the `under` side under callgrind, its
+    /// counts written to `out`.
+    Counted {
+        blocks: u64,
+        under: Side,
+        callgrind: &'a Callgrind,
+        out: &'a Path,
+    },
+}
+
+impl Mode<'_> {
+    /// `program args`, or the two under callgrind where `side` is counted.
+    fn wrap(
+        &self,
+        side: Side,
+        program: &Path,
+        args: Vec<String>,
+    ) -> (std::path::PathBuf, Vec<String>) {
+        match self {
+            Mode::Counted {
+                under,
+                callgrind,
+                out,
+                ..
+            } if *under == side => callgrind.wrap(program, &args, out),
+            _ => (program.to_path_buf(), args),
+        }
+    }
+
+    fn ready_deadline(&self) -> Duration {
+        match self {
+            Mode::Timed => READY_DEADLINE,
+            Mode::Counted { .. } => READY_DEADLINE * 6,
+        }
     }
 }
 
@@ -51,9 +117,83 @@ impl Runner for ProcessRunner {
         if let Some(unavailable) = unsupported(job, &self.site) {
             return Err(unavailable);
         }
-        let mut server = start_server(job, &self.site)?;
+        self.counting(job.counting);
+        let mut measured = self.pair(job, Mode::Timed)?;
+        if let Some((blocks, Ok(_))) = &self.counted {
+            let blocks = *blocks;
+            self.counting(true);
+            let counted = self.count(job, blocks);
+            self.counting(job.counting);
+            measured.counted = Some(counted);
+        } else if let Some((_, Err(why))) = &self.counted {
+            measured.counted = Some(Err(why.clone()));
+        }
+        Ok(measured)
+    }
+}
+
+impl ProcessRunner {
+    /// Each side's user-space instructions per block: the difference between
+    /// counts of `blocks` and of twice as many blocks per connection (so
+    /// that starting and stopping cancel out), over as many blocks; and each
+    /// side's system calls per block, counted while the other ran under callgrind.
+    fn count(&self, job: &Job, blocks: u64) -> Result<Counted, String> {
+        let Some((_, Ok(callgrind))) = &self.counted else {
+            return Err("not counted".into());
+        };
+        let (Program::Binary { .. }, Program::Binary { .. }) = (job.server, job.client) else {
+            return Err("an external program is not counted".into());
+        };
+        if !matches!(self.site, Site::Local) {
+            return Err("the server runs elsewhere: not counted".into());
+        }
+        let dir = tempfile::tempdir().map_err(|e| format!("a folder for callgrind: {e}"))?;
+        let all = (blocks * job.load.connections as u64) as f64;
+        let mut instructions = [0.0; 2];
+        let mut syscalls = [None; 2];
+        for (i, under) in [Side::Server, Side::Client].into_iter().enumerate() {
+            let mut totals = [0u64; 2];
+            for (k, n) in [blocks, 2 * blocks].into_iter().enumerate() {
+                let out = dir.path().join(format!("{under}-{n}"));
+                let mode = Mode::Counted {
+                    blocks: n,
+                    under,
+                    callgrind,
+                    out: &out,
+                };
+                let measured = self
+                    .pair(job, mode)
+                    .map_err(|e| format!("with the {under} under callgrind: {e}"))?;
+                totals[k] = callgrind::total(&out)?;
+                let other = [measured.server_cost, measured.client_cost][1 - i];
+                if let (1, Some(cost), ClientMeasurement::Ours(result)) =
+                    (k, other, &measured.client)
+                {
+                    let done = result.bytes as f64 / job.workload.block as f64;
+                    syscalls[1 - i] = Some(cost.syscalls as f64 / done);
+                }
+            }
+            instructions[i] = totals[1].saturating_sub(totals[0]) as f64 / all;
+        }
+        Ok(Counted {
+            blocks,
+            server_instructions: instructions[0],
+            client_instructions: instructions[1],
+            server_syscalls: syscalls[0],
+            client_syscalls: syscalls[1],
+        })
+    }
+
+    /// One pair of processes: the server where the site says, the client
+    /// here; what the client measured, and what both spent.
+    fn pair(&self, job: &Job, mode: Mode) -> Result<Measurement, RepetitionError> {
+        let counting = match (job.counting, mode) {
+            (true, _) | (_, Mode::Counted { .. }) => Counting::On,
+            (false, Mode::Timed) => Counting::Off(TIMED),
+        };
+        let mut server = start_server(job, &self.site, mode, counting)?;
         let measured = match job.client {
-            Program::Binary { path, .. } => our_client(job, path, &mut server),
+            Program::Binary { path, .. } => our_client(job, path, &mut server, mode, counting),
             Program::External(e) => external_client(job, e, &mut server).map_err(Into::into),
         };
         let measured = match (measured, &mut server.process) {
@@ -143,9 +283,14 @@ fn unsupported(job: &Job, site: &Site) -> Option<RepetitionError> {
     })
 }
 
-fn start_server(job: &Job, site: &Site) -> Result<Server, RepetitionError> {
+fn start_server(
+    job: &Job,
+    site: &Site,
+    mode: Mode,
+    counting: Counting,
+) -> Result<Server, RepetitionError> {
     let cpus = &job.placement.server_cpus;
-    let deadline = Instant::now() + READY_DEADLINE;
+    let deadline = Instant::now() + mode.ready_deadline();
     match (site, job.server) {
         (Site::Given(addr), _) => Ok(Server {
             process: None,
@@ -155,7 +300,8 @@ fn start_server(job: &Job, site: &Site) -> Result<Server, RepetitionError> {
         }),
         (Site::Local, Program::Binary { path, .. }) => {
             let args = server_args(job, SocketAddr::from(([127, 0, 0, 1], 0)));
-            let process = Process::spawn("server", path, &args, cpus, Counting::On)?;
+            let (program, args) = mode.wrap(Side::Server, path, args);
+            let process = Process::spawn("server", &program, &args, cpus, counting)?;
             ready(process, deadline, None)
         }
         (Site::Ssh(ssh), Program::Binary { path, .. }) => {
@@ -164,7 +310,7 @@ fn start_server(job: &Job, site: &Site) -> Result<Server, RepetitionError> {
             let process = Process::spawn("server", Path::new(&ssh.program), &args, cpus, counting)?;
             ready(process, deadline, Some(ssh.ip))
         }
-        (Site::Local, Program::External(e)) => Ok(external_server(job, e, deadline)?),
+        (Site::Local, Program::External(e)) => Ok(external_server(job, e, deadline, counting)?),
         (Site::Ssh(_), Program::External(e)) => Err(anyhow!(
             "{} is external: start its server on the other host by hand and use --server",
             e.name
@@ -200,7 +346,12 @@ fn ready(
 
 /// An external server on a free port here, once it accepts a connection:
 /// it has no ready line.
-fn external_server(job: &Job, e: &External, deadline: Instant) -> Result<Server> {
+fn external_server(
+    job: &Job,
+    e: &External,
+    deadline: Instant,
+    counting: Counting,
+) -> Result<Server> {
     let port = free_port()?;
     let command = e.server_command(&values(job, "127.0.0.1", port))?;
     let mut process = Process::spawn(
@@ -208,7 +359,7 @@ fn external_server(job: &Job, e: &External, deadline: Instant) -> Result<Server>
         Path::new(&command[0]),
         &command[1..],
         &job.placement.server_cpus,
-        Counting::On,
+        counting,
     )?;
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     loop {
@@ -252,6 +403,7 @@ fn client_config(job: &Job, connect: SocketAddr) -> ClientConfig {
         warmup: job.warmup,
         seconds: job.seconds,
         latency: job.latency,
+        blocks: None,
     }
 }
 
@@ -286,29 +438,42 @@ fn costs(
     (cost, absent)
 }
 
-fn our_client(job: &Job, bin: &Path, server: &mut Server) -> Result<Measurement, RepetitionError> {
-    let config = client_config(job, server.addr);
+fn our_client(
+    job: &Job,
+    bin: &Path,
+    server: &mut Server,
+    mode: Mode,
+    counting: Counting,
+) -> Result<Measurement, RepetitionError> {
+    let mut config = client_config(job, server.addr);
     // Lingering, it is still alive (not a zombie) when sampled at the window's end.
     let mut args: Vec<String> = ["client", "--linger", "--connect"].map(String::from).into();
     args.push(server.addr.to_string());
     args.extend(shape(job));
-    args.extend([
-        "--connections".into(),
-        job.load.connections.to_string(),
-        "--warmup".into(),
-        job.warmup.as_secs_f64().to_string(),
-        "--seconds".into(),
-        job.seconds.as_secs_f64().to_string(),
-    ]);
+    args.extend(["--connections".into(), job.load.connections.to_string()]);
+    match mode {
+        Mode::Timed => args.extend([
+            "--warmup".into(),
+            job.warmup.as_secs_f64().to_string(),
+            "--seconds".into(),
+            job.seconds.as_secs_f64().to_string(),
+        ]),
+        Mode::Counted { blocks, .. } => {
+            config.blocks = Some(blocks);
+            config.warmup = Duration::ZERO;
+            args.extend(["--blocks".into(), blocks.to_string()]);
+        }
+    }
     if !job.latency {
         args.push("--no-latency".into());
     }
+    let (program, args) = mode.wrap(Side::Client, bin, args);
     let mut client = Process::spawn(
         "client",
-        bin,
+        &program,
         &args,
         &job.placement.client_cpus,
-        Counting::On,
+        counting,
     )?;
     // Both processes are sampled at the window's edges, as the client
     // announces them; each stage has its own deadline.
@@ -317,14 +482,14 @@ fn our_client(job: &Job, bin: &Path, server: &mut Server) -> Result<Measurement,
     let (mut opened, mut closed) = (None, None);
     let (mut counted_from, mut counted_to) = (None, None);
     let mut stage = "connecting and warm-up";
-    let mut deadline = Instant::now() + config.connect_deadline() + job.warmup + MARGIN;
+    let mut deadline = Instant::now() + config.connect_deadline() + config.warmup + MARGIN;
     let result = loop {
         match client.next_line(deadline, stage, line)? {
             Line::Window(Window::Open) => {
                 counted_from = Some([server.counts(Edge::Opens), client.counts(Edge::Opens)]);
                 opened = Some(sample());
                 stage = "measurement window";
-                deadline = Instant::now() + job.seconds + MARGIN;
+                deadline = Instant::now() + config.window_deadline() + MARGIN;
             }
             Line::Window(Window::Closed) => {
                 counted_to = Some([server.counts(Edge::Closes), client.counts(Edge::Closes)]);
@@ -367,6 +532,7 @@ fn our_client(job: &Job, bin: &Path, server: &mut Server) -> Result<Measurement,
         server_cost,
         client_cost,
         cost_absent,
+        counted: None,
     })
 }
 
@@ -415,6 +581,7 @@ fn external_client(job: &Job, e: &External, server: &mut Server) -> Result<Measu
         },
         client_cost: None,
         cost_absent: Some("an external client announces no window".into()),
+        counted: None,
     })
 }
 

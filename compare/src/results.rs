@@ -51,6 +51,9 @@ pub struct Suite {
     /// SHA-256 (hex) of every binary that ran, by file name.
     #[serde(default)]
     pub binaries: BTreeMap<String, String>,
+    /// `valgrind --version`, where runs were counted under callgrind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valgrind: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
@@ -123,6 +126,10 @@ pub struct Config {
     /// `--max-repeat`: the most repetitions a cell gets in pursuit of the precision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_repeat: Option<usize>,
+    /// `--counted`: blocks per connection of the shorter counted run of
+    /// every repetition; absent: not counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_blocks: Option<u64>,
     /// `--budget`: the time, in seconds, the repetitions beyond `repeat` may take in all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_seconds: Option<f64>,
@@ -200,6 +207,14 @@ pub struct Cell {
     /// cell whose median would flip between two states.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub modes: Option<[f64; 2]>,
+    /// One more repetition, after the others, in which the kernel counted
+    /// each process's system calls and switches. Counting slows every
+    /// system call, so no figure of `runs` comes from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_run: Option<Run>,
+    /// Why the cell has no cost run, where it has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_absent: Option<String>,
 }
 
 /// An interval of a median: order statistics of the runs, and the
@@ -237,6 +252,18 @@ pub struct Figures {
     pub server_per_block: Option<PerBlock>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_per_block: Option<PerBlock>,
+    /// The runs' counted figures (`--counted`), summarized.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted: Option<CountedSummary>,
+}
+
+/// The counted figures of a cell's runs, each summarized over the runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CountedSummary {
+    pub server_instructions: Option<Summary>,
+    pub client_instructions: Option<Summary>,
+    pub server_syscalls: Option<Summary>,
+    pub client_syscalls: Option<Summary>,
 }
 
 /// What a block cost one process, summarized over the runs: CPU time in
@@ -363,14 +390,33 @@ pub struct Run {
     /// Throughput inside the window, slice by slice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<Series>,
-    /// What each process did over the window, as the kernel counted it.
+    /// In a cell's cost run only: what each process did over the window,
+    /// as the kernel counted it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cost: Option<Cost>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_cost: Option<Cost>,
-    /// Why a process's cost was not counted, where it was not.
+    /// With `--counted`: each side's user-space instructions and system
+    /// calls per block, for a fixed number of blocks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cost_absent: Option<String>,
+    pub counted: Option<Counted>,
+    /// Why, with `--counted`, a run was not counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_absent: Option<String>,
+}
+
+/// What a block cost each side, counted rather than timed: user-space
+/// instructions under valgrind's callgrind, the difference between a count
+/// of `blocks` blocks per connection and one of twice as many (so that
+/// starting and stopping cancel out), and system calls per block of the
+/// side running natively meanwhile.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Counted {
+    pub blocks: u64,
+    pub server_instructions: f64,
+    pub client_instructions: f64,
+    pub server_syscalls: Option<f64>,
+    pub client_syscalls: Option<f64>,
 }
 
 impl Run {
@@ -379,22 +425,22 @@ impl Run {
         self.bytes as f64 / block as f64
     }
 
-    /// What a block cost one process in this run: its usage and counts over
-    /// the window, per block.
-    fn per_block(
-        &self,
-        block: usize,
-        usage: Option<Usage>,
-        cost: Option<Cost>,
-    ) -> Option<[f64; 10]> {
-        let blocks = self.blocks(block);
-        let (usage, cost) = (usage?, cost?);
-        let us = |percent: f64| percent / 100.0 * self.seconds * 1e6 / blocks;
-        let per = |n: u64| n as f64 / blocks;
+    /// CPU microseconds per block of one process in this run: all, user, system.
+    fn cpu_per_block(&self, block: usize, usage: Option<Usage>) -> Option<[f64; 3]> {
+        let usage = usage?;
+        let us = |percent: f64| percent / 100.0 * self.seconds * 1e6 / self.blocks(block);
         Some([
             us(usage.cpu_percent),
             us(usage.user_percent),
             us(usage.system_percent),
+        ])
+    }
+
+    /// One process's counts in this (cost) run, per block.
+    fn counts_per_block(&self, block: usize, cost: Option<Cost>) -> Option<[f64; 7]> {
+        let cost = cost?;
+        let per = |n: u64| n as f64 / self.blocks(block);
+        Some([
             per(cost.syscalls),
             per(cost.reads),
             per(cost.writes),
@@ -406,21 +452,29 @@ impl Run {
     }
 }
 
-/// The per-block costs of one process over the runs that have them.
-fn per_block(runs: &[Run], of: impl Fn(&Run) -> Option<[f64; 10]>) -> Option<PerBlock> {
-    let values: Vec<[f64; 10]> = runs.iter().filter_map(of).collect();
-    let field = |i: usize| Summary::of(values.iter().map(|v| v[i]));
-    (!values.is_empty()).then(|| PerBlock {
-        cpu_us: field(0),
-        user_us: field(1),
-        system_us: field(2),
-        syscalls: field(3),
-        reads: field(4),
-        writes: field(5),
-        waits: field(6),
-        futex: field(7),
-        other_syscalls: field(8),
-        context_switches: field(9),
+/// What a block cost one process: CPU time over the timed runs, counts
+/// from the cost run; none where there is neither.
+fn per_block(
+    runs: &[Run],
+    cost_run: Option<&Run>,
+    cpu: impl Fn(&Run) -> Option<[f64; 3]>,
+    counts: impl Fn(&Run) -> Option<[f64; 7]>,
+) -> Option<PerBlock> {
+    let cpu: Vec<[f64; 3]> = runs.iter().filter_map(cpu).collect();
+    let counts = cost_run.and_then(counts);
+    let time = |i: usize| Summary::of(cpu.iter().map(|v| v[i]));
+    let count = |i: usize| Summary::of(counts.map(|c| c[i]));
+    (!cpu.is_empty() || counts.is_some()).then(|| PerBlock {
+        cpu_us: time(0),
+        user_us: time(1),
+        system_us: time(2),
+        syscalls: count(0),
+        reads: count(1),
+        writes: count(2),
+        waits: count(3),
+        futex: count(4),
+        other_syscalls: count(5),
+        context_switches: count(6),
     })
 }
 
@@ -531,6 +585,12 @@ impl Cell {
         }
     }
 
+    /// Records the cell's cost run; `noisy_percent` is the run's threshold.
+    pub fn set_cost_run(&mut self, run: Run, noisy_percent: f64) {
+        self.cost_run = Some(run);
+        self.summarize(noisy_percent);
+    }
+
     /// Adds a successful repetition; `noisy_percent` is the run's threshold.
     pub fn push(&mut self, run: Run, noisy_percent: f64) {
         self.runs.push(run);
@@ -572,12 +632,27 @@ impl Cell {
             connect_seconds: of(&|r| r.connect_seconds),
             fairness: of(&|r| r.fairness),
             window_spread: of(&|r| r.series.as_ref()?.spread()),
-            server_per_block: per_block(runs, |r| {
-                r.per_block(block, r.server_usage, r.server_cost)
-            }),
-            client_per_block: per_block(runs, |r| {
-                r.per_block(block, r.client_usage, r.client_cost)
-            }),
+            server_per_block: per_block(
+                runs,
+                self.cost_run.as_ref(),
+                |r| r.cpu_per_block(block, r.server_usage),
+                |r| r.counts_per_block(block, r.server_cost),
+            ),
+            client_per_block: per_block(
+                runs,
+                self.cost_run.as_ref(),
+                |r| r.cpu_per_block(block, r.client_usage),
+                |r| r.counts_per_block(block, r.client_cost),
+            ),
+            counted: runs
+                .iter()
+                .any(|r| r.counted.is_some())
+                .then(|| CountedSummary {
+                    server_instructions: of(&|r| Some(r.counted?.server_instructions)),
+                    client_instructions: of(&|r| Some(r.counted?.client_instructions)),
+                    server_syscalls: of(&|r| r.counted?.server_syscalls),
+                    client_syscalls: of(&|r| r.counted?.client_syscalls),
+                }),
         });
     }
 
@@ -704,6 +779,8 @@ impl Results {
                 noisy: false,
                 interval: None,
                 modes: None,
+                cost_run: None,
+                cost_absent: None,
             });
             self.cells.len() - 1
         })

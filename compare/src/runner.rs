@@ -11,7 +11,7 @@ use pingpong::wire::ClientResult;
 use crate::matrix::{Load, Workload};
 use crate::placement::Placement;
 use crate::program::Program;
-use crate::results::Cost;
+use crate::results::{Cost, Counted};
 use crate::usage::Usage;
 
 /// What one repetition runs.
@@ -27,6 +27,10 @@ pub struct Job<'a> {
     /// Whether the client records round-trip times.
     pub latency: bool,
     pub placement: &'a Placement,
+    /// Whether the kernel counts each process's system calls and switches:
+    /// a cost run. Counting slows every system call, so a timed run is never
+    /// counted.
+    pub counting: bool,
 }
 
 /// What one repetition measured.
@@ -39,11 +43,14 @@ pub struct Measurement {
     pub client_usage: Option<Usage>,
     /// The CPUs the server found in its own affinity.
     pub server_cpus: Vec<usize>,
-    /// What the kernel counted of each process over the window.
+    /// In a cost run: what the kernel counted of each process over the window.
     pub server_cost: Option<Cost>,
     pub client_cost: Option<Cost>,
     /// Why a process's cost was not counted, where it was not.
     pub cost_absent: Option<String>,
+    /// Each side's instructions and system calls per block, counted with a
+    /// fixed number of blocks, or why not (where asked for).
+    pub counted: Option<Result<Counted, String>>,
 }
 
 #[derive(Debug)]

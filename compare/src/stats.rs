@@ -31,17 +31,44 @@ pub fn ratio_of_medians(
             .collect();
         median(&drawn).expect("a resample is as long as its sample")
     };
-    let mut ratios: Vec<f64> = (0..RESAMPLES)
+    let ratios: Vec<f64> = (0..RESAMPLES)
         .map(|_| resample(candidate) / resample(baseline))
         .collect();
-    ratios.sort_by(f64::total_cmp);
+    let (low, high) = central(ratios, confidence);
+    Some(Interval { ratio, low, high })
+}
+
+/// Pairs the runs of the two sides in order (a run of each per round, the
+/// rounds interleaved), and bootstraps the median of the pairs' ratios: what
+/// drifts between rounds hits both runs of a pair alike and cancels.
+pub fn paired_ratio(
+    baseline: &[f64],
+    candidate: &[f64],
+    confidence: f64,
+    seed: u64,
+) -> Option<Interval> {
+    let ratios: Vec<f64> = baseline.iter().zip(candidate).map(|(b, c)| c / b).collect();
+    let ratio = median(&ratios)?;
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let medians: Vec<f64> = (0..RESAMPLES)
+        .map(|_| {
+            let drawn: Vec<f64> = (0..ratios.len())
+                .map(|_| ratios[rng.usize(..ratios.len())])
+                .collect();
+            median(&drawn).expect("a resample is as long as its sample")
+        })
+        .collect();
+    let (low, high) = central(medians, confidence);
+    Some(Interval { ratio, low, high })
+}
+
+/// The central `confidence` of bootstrap draws.
+fn central(mut draws: Vec<f64>, confidence: f64) -> (f64, f64) {
+    draws.sort_by(f64::total_cmp);
     let tail = (1.0 - confidence) / 2.0;
-    let at = |q: f64| ratios[((q * RESAMPLES as f64) as usize).min(RESAMPLES - 1)];
-    Some(Interval {
-        ratio,
-        low: at(tail),
-        high: at(1.0 - tail),
-    })
+    let last = draws.len() - 1;
+    let at = |q: f64| draws[((q * draws.len() as f64) as usize).min(last)];
+    (at(tail), at(1.0 - tail))
 }
 
 /// The median: the middle value, or the mean of the two middle ones; none of nothing.
@@ -239,6 +266,27 @@ mod tests {
         // Close clusters: a gap under 15% of the median.
         assert_eq!(modes(&[1000.0, 1001.0, 1100.0, 1101.0]), None);
         assert_eq!(modes(&[1.0, 2.0, 3.0]), None);
+    }
+
+    #[test]
+    fn pairing_cancels_what_drifts_between_rounds() {
+        // Both sides fall to half in the same rounds; the candidate is 5% slower throughout.
+        let drift = [1.0, 0.5, 1.0, 0.5, 1.0, 0.5, 1.0, 0.5];
+        let baseline: Vec<f64> = drift.iter().map(|d| 1000.0 * d).collect();
+        let candidate: Vec<f64> = drift.iter().map(|d| 950.0 * d).collect();
+        let paired = paired_ratio(&baseline, &candidate, 0.95, 1).unwrap();
+        assert!(
+            (paired.ratio - 0.95).abs() < 1e-12 && (paired.high - 0.95).abs() < 1e-12,
+            "{paired:?}"
+        );
+        assert_eq!(Verdict::of(paired, 0.02, true), Verdict::Regressed);
+        // Unpaired, the drift hides it.
+        let unpaired = ratio_of_medians(&baseline, &candidate, 0.95, 1).unwrap();
+        assert_eq!(
+            Verdict::of(unpaired, 0.02, true),
+            Verdict::NoChange,
+            "{unpaired:?}"
+        );
     }
 
     #[test]

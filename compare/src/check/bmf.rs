@@ -14,6 +14,10 @@ impl Render for Bmf {
             let measure = match f.metric {
                 Metric::Throughput => "throughput",
                 Metric::RttP99 => "latency",
+                Metric::ServerInstructions => "server-instructions",
+                Metric::ClientInstructions => "client-instructions",
+                Metric::ServerSyscalls => "server-syscalls",
+                Metric::ClientSyscalls => "client-syscalls",
             };
             let entry = out
                 .entry(f.bench_name(comparison))

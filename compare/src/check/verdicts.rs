@@ -1,8 +1,11 @@
 //! The comparison behind `compare check`: cells matched one to one (two
-//! results files, or two versions inside one run); throughput and p99
-//! round-trip time each judged by the ratio of medians with a bootstrap
-//! confidence interval, regressed or improved only when the whole interval
-//! lies beyond the threshold. Every output format renders a [`Comparison`].
+//! results files, or two versions inside one run); throughput, p99
+//! round-trip time and, where both sides were counted, instructions and
+//! system calls per block, each judged by the ratio of the two sides with
+//! a bootstrap confidence interval, regressed or improved only when the
+//! whole interval lies beyond its threshold. Inside one run the timed
+//! figures are paired round by round. Every output format renders a
+//! [`Comparison`].
 
 use std::collections::BTreeMap;
 
@@ -17,12 +20,22 @@ pub trait Render {
     fn render(&self, comparison: &Comparison) -> Result<String>;
 }
 
+/// The smallest change that counts, as a fraction (0.05), by kind of figure.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Thresholds {
+    /// Throughput and round-trip times.
+    pub timed: f64,
+    /// Instructions and system calls per block.
+    pub counted: f64,
+}
+
 /// Everything judged, and everything that could not be.
 pub struct Comparison {
     pub baseline_name: String,
     pub candidate_name: String,
-    /// The smallest change that counts, as a fraction (0.05).
-    pub threshold: f64,
+    pub thresholds: Thresholds,
+    /// Whether the timed figures were paired round by round (one run).
+    pub paired: bool,
     pub confidence: f64,
     /// Worst first.
     pub findings: Vec<Finding>,
@@ -54,13 +67,30 @@ pub struct Finding {
 pub enum Metric {
     Throughput,
     RttP99,
+    ServerInstructions,
+    ClientInstructions,
+    ServerSyscalls,
+    ClientSyscalls,
 }
 
 impl Metric {
+    const ALL: [Metric; 6] = [
+        Metric::Throughput,
+        Metric::RttP99,
+        Metric::ServerInstructions,
+        Metric::ClientInstructions,
+        Metric::ServerSyscalls,
+        Metric::ClientSyscalls,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Self::Throughput => "MiB/s",
             Self::RttP99 => "p99 RTT us",
+            Self::ServerInstructions => "instr/block srv",
+            Self::ClientInstructions => "instr/block cli",
+            Self::ServerSyscalls => "calls/block srv",
+            Self::ClientSyscalls => "calls/block cli",
         }
     }
 
@@ -68,13 +98,22 @@ impl Metric {
         self == Self::Throughput
     }
 
-    /// The runs' values of this figure.
+    /// Whether the figure is counted (instructions, calls), not timed.
+    pub fn counted(self) -> bool {
+        !matches!(self, Self::Throughput | Self::RttP99)
+    }
+
+    /// The runs' values of this figure, in order.
     fn values(self, cell: &Cell) -> Vec<f64> {
         cell.runs
             .iter()
             .filter_map(|r| match self {
                 Self::Throughput => Some(r.mib_per_s),
                 Self::RttP99 => Some(r.rtt.as_ref()?.p99_us),
+                Self::ServerInstructions => Some(r.counted?.server_instructions),
+                Self::ClientInstructions => Some(r.counted?.client_instructions),
+                Self::ServerSyscalls => r.counted?.server_syscalls,
+                Self::ClientSyscalls => r.counted?.client_syscalls,
             })
             .collect()
     }
@@ -121,6 +160,8 @@ pub struct Sides<'a> {
     candidate: BTreeMap<Key, &'a Cell>,
     baseline_name: String,
     candidate_name: String,
+    /// Both sides ran in one run, their repetitions interleaved.
+    paired: bool,
 }
 
 fn cell_key(cell: &Cell, with_implementation: bool) -> Key {
@@ -169,6 +210,7 @@ pub fn within<'a>(
         candidate: side(candidate),
         baseline_name: baseline.into(),
         candidate_name: candidate.into(),
+        paired: true,
     })
 }
 
@@ -180,6 +222,7 @@ pub fn between<'a>(bn: &str, b: &'a Results, cn: &str, c: &'a Results) -> Sides<
         candidate: side(c),
         baseline_name: bn.into(),
         candidate_name: cn.into(),
+        paired: false,
     }
 }
 
@@ -223,7 +266,7 @@ pub fn differences(b: &Results, c: &Results) -> Vec<String> {
 }
 
 /// Judges every matched cell; lists the cells that could not be compared.
-pub fn judge(sides: &Sides, threshold: f64, confidence: f64) -> Result<Comparison> {
+pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<Comparison> {
     let mut findings = Vec::new();
     let mut unmatched = Vec::new();
     for (key, b) in &sides.baseline {
@@ -240,13 +283,19 @@ pub fn judge(sides: &Sides, threshold: f64, confidence: f64) -> Result<Compariso
             ));
             continue;
         }
-        for metric in [Metric::Throughput, Metric::RttP99] {
+        for metric in Metric::ALL {
             let (bv, cv) = (metric.values(b), metric.values(c));
             let seed = findings.len() as u64;
-            let Some(Interval { ratio, low, high }) =
-                stats::ratio_of_medians(&bv, &cv, confidence, seed)
-            else {
+            let interval = match sides.paired && !metric.counted() {
+                true => stats::paired_ratio(&bv, &cv, confidence, seed),
+                false => stats::ratio_of_medians(&bv, &cv, confidence, seed),
+            };
+            let Some(Interval { ratio, low, high }) = interval else {
                 continue;
+            };
+            let threshold = match metric.counted() {
+                true => thresholds.counted,
+                false => thresholds.timed,
             };
             let range = |v: &[f64]| {
                 let min = v.iter().copied().fold(f64::INFINITY, f64::min);
@@ -294,7 +343,8 @@ pub fn judge(sides: &Sides, threshold: f64, confidence: f64) -> Result<Compariso
     Ok(Comparison {
         baseline_name: sides.baseline_name.clone(),
         candidate_name: sides.candidate_name.clone(),
-        threshold,
+        thresholds,
+        paired: sides.paired,
         confidence,
         findings,
         unmatched,
@@ -323,13 +373,19 @@ fn badness(f: &Finding) -> f64 {
 impl Comparison {
     /// What was compared and by which rule, before the table.
     pub fn preamble(&self) -> String {
+        let timed = match self.paired {
+            true => "the median of the rounds' ratios (the two sides ran interleaved)",
+            false => "the ratio of medians",
+        };
         format!(
-            "baseline: {}\ncandidate: {}\nthreshold {}%, ratio of medians with a bootstrap \
-             interval; a change counts only when the whole interval is beyond the threshold \
-             (for RTT, up is worse)\n\n",
+            "baseline: {}\ncandidate: {}\ntimed figures: {timed}, threshold {}%; counted \
+             figures (instructions, system calls per block): the ratio of medians, threshold \
+             {}%; each with a bootstrap interval; a change counts only when the whole interval \
+             is beyond the threshold (for RTT and counts, up is worse)\n\n",
             self.baseline_name,
             self.candidate_name,
-            self.threshold * 100.0
+            self.thresholds.timed * 100.0,
+            self.thresholds.counted * 100.0
         )
     }
 

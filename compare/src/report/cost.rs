@@ -12,7 +12,9 @@ pub const LEGEND: &str = "Cost tables: per block round-tripped, medians of the r
     as the kernel counted them for the process and every thread (read: read, readv, recvfrom, \
     recvmsg; write: write, writev, sendto, sendmsg; wait: epoll_wait, poll, io_uring_enter; \
     futex; other), switches = context switches; window = MiB/s slice by slice inside the \
-    window of the median run, and (max - min) / median of the slices";
+    window of the median run, and (max - min) / median of the slices; instr = user-space \
+    instructions per block, counted under valgrind's callgrind (--counted), the runtime's own \
+    work and not the kernel's";
 
 const HEADER: [&str; 8] = [
     "implementation",
@@ -41,6 +43,13 @@ pub fn tables(view: &View) -> Vec<Grid> {
                     .is_some_and(|f| f.server_per_block.is_some() || f.client_per_block.is_some())
                     || c.runs.iter().any(|r| r.series.is_some())
             });
+            let instructions = cells
+                .iter()
+                .any(|c| c.figures.as_ref().is_some_and(|f| f.counted.is_some()));
+            let mut header: Vec<String> = HEADER.iter().map(ToString::to_string).collect();
+            if instructions {
+                header.extend(["instr srv".into(), "instr cli".into()]);
+            }
             counted.then(|| Grid {
                 title: view.titled(format!(
                     "Cost per block, {} thread{}, {} connection{}",
@@ -49,14 +58,14 @@ pub fn tables(view: &View) -> Vec<Grid> {
                     load.connections,
                     plural(load.connections)
                 )),
-                header: HEADER.iter().map(ToString::to_string).collect(),
-                rows: cells.into_iter().map(row).collect(),
+                header,
+                rows: cells.into_iter().map(|c| row(c, instructions)).collect(),
             })
         })
         .collect()
 }
 
-fn row(cell: &Cell) -> Vec<Entry> {
+fn row(cell: &Cell, instructions: bool) -> Vec<Entry> {
     let figures = cell.figures.as_ref().filter(|_| cell.status == Status::Ok);
     let side = |pick: fn(&crate::results::Figures) -> &Option<PerBlock>| {
         let per_block = figures.and_then(|f| pick(f).as_ref());
@@ -73,7 +82,7 @@ fn row(cell: &Cell) -> Vec<Entry> {
                     .map_or(String::new(), |s| format!(" {:.0}%", s * 100.0));
                 format!("{}{spread}", sparkline(&series.mib_per_s()))
             });
-    [
+    let mut row: Vec<String> = vec![
         cell.implementation.clone(),
         srv_cpu,
         srv_calls,
@@ -82,10 +91,14 @@ fn row(cell: &Cell) -> Vec<Entry> {
         cli_calls,
         cli_switches,
         window,
-    ]
-    .into_iter()
-    .map(Entry::plain)
-    .collect()
+    ];
+    if instructions {
+        let counted = figures.and_then(|f| f.counted.as_ref());
+        let instr = |s: Option<Summary>| s.map_or("-".into(), |s| format!("{:.0}", s.median));
+        row.push(instr(counted.and_then(|c| c.server_instructions)));
+        row.push(instr(counted.and_then(|c| c.client_instructions)));
+    }
+    row.into_iter().map(Entry::plain).collect()
 }
 
 fn median(summary: &Option<Summary>) -> Option<f64> {

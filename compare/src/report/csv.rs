@@ -28,6 +28,7 @@ const HEADER: &[&str] = &[
     "work",
     "oversubscribed",
     "status",
+    "cost_run",
     "noisy",
     "order",
     "mib_per_s",
@@ -81,16 +82,20 @@ fn render(results: &Results) -> Result<String> {
     writer.write_record(HEADER)?;
     for cell in &results.cells {
         if cell.runs.is_empty() {
-            writer.write_record(record(cell, None))?;
+            writer.write_record(record(cell, None, false))?;
         }
         for run in &cell.runs {
-            writer.write_record(record(cell, Some(run)))?;
+            writer.write_record(record(cell, Some(run), false))?;
+        }
+        if let Some(run) = &cell.cost_run {
+            writer.write_record(record(cell, Some(run), true))?;
         }
     }
     Ok(String::from_utf8(writer.into_inner()?)?)
 }
 
-fn record(cell: &Cell, run: Option<&Run>) -> Vec<String> {
+/// A row: the cell, and one of its runs (`cost`: its cost run).
+fn record(cell: &Cell, run: Option<&Run>, cost: bool) -> Vec<String> {
     let text = |v: Option<String>| v.unwrap_or_default();
     let number = |v: Option<f64>| text(v.map(|v| v.to_string()));
     let rtt = run.and_then(|r| r.rtt.as_ref());
@@ -116,6 +121,7 @@ fn record(cell: &Cell, run: Option<&Run>) -> Vec<String> {
         cell.work.to_string(),
         cell.placement.oversubscribed.to_string(),
         format!("{:?}", cell.status).to_lowercase(),
+        cost.to_string(),
         cell.noisy.to_string(),
         text(run.map(|r| r.order.to_string())),
         number(run.map(|r| r.mib_per_s)),
@@ -157,7 +163,7 @@ fn record(cell: &Cell, run: Option<&Run>) -> Vec<String> {
     };
     row.extend(counts(run.and_then(|r| r.server_cost)));
     row.extend(counts(run.and_then(|r| r.client_cost)));
-    row.push(text(run.and_then(|r| r.cost_absent.clone())));
+    row.push(text(cell.cost_absent.clone()));
     row.push(number(run.and_then(|r| r.series.as_ref()?.spread())));
     row.push(cell.error.clone().unwrap_or_default());
     row
@@ -174,7 +180,11 @@ mod tests {
         let mut reader = csv::Reader::from_reader(text.as_bytes());
         assert_eq!(reader.headers().unwrap().len(), HEADER.len());
         let rows: Vec<_> = reader.records().map(Result::unwrap).collect();
-        let runs: usize = results.cells.iter().map(|c| c.runs.len().max(1)).sum();
+        let runs: usize = results
+            .cells
+            .iter()
+            .map(|c| c.runs.len().max(1) + usize::from(c.cost_run.is_some()))
+            .sum();
         assert_eq!(rows.len(), runs);
         assert!(rows.iter().all(|r| r.len() == HEADER.len()));
     }

@@ -119,16 +119,37 @@ pub fn notes(results: &Results, details: bool) -> Vec<String> {
     });
     if details && counted {
         notes.push(cost::LEGEND.into());
+        let no_cost_runs = results
+            .cells
+            .iter()
+            .all(|c| c.cost_run.is_none() && c.cost_absent.is_none());
+        if no_cost_runs {
+            notes.push(
+                "These results hold no cost runs (compare made none before it counted \
+                 system calls): calls and switches are not known"
+                    .into(),
+            );
+        }
     }
     let mut absent: Vec<&str> = results
         .cells
         .iter()
-        .flat_map(|c| c.runs.iter().filter_map(|r| r.cost_absent.as_deref()))
+        .filter_map(|c| c.cost_absent.as_deref())
         .collect();
     absent.sort_unstable();
     absent.dedup();
     for why in absent {
         notes.push(format!("Not counted where it says \"-\": {why}"));
+    }
+    let mut uncounted: Vec<&str> = results
+        .cells
+        .iter()
+        .flat_map(|c| c.runs.iter().filter_map(|r| r.counted_absent.as_deref()))
+        .collect();
+    uncounted.sort_unstable();
+    uncounted.dedup();
+    for why in uncounted {
+        notes.push(format!("Instructions not counted: {why}"));
     }
     for c in results.cells.iter().filter(|c| c.status != Status::Ok) {
         notes.push(format!(

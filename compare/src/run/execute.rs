@@ -15,7 +15,7 @@ use crate::placement::Placement;
 use crate::plan::Plan;
 use crate::program::Programs;
 use crate::progress::Progress;
-use crate::results::{Results, Rtt, Run, Series, Status};
+use crate::results::{Cell, Results, Rtt, Run, Series, Status};
 use crate::runner::{ClientMeasurement, Job, Measurement, RepetitionError, Runner};
 
 /// How the loop ended.
@@ -34,6 +34,9 @@ pub struct Execution<'a> {
     /// Where the results are saved after every repetition.
     pub path: &'a Path,
     pub interrupt: &'a Interrupt,
+    /// Whether the kernel can count the processes' system calls here, and
+    /// if not, why: each cell then gets a cost run, or the reason.
+    pub counting: &'a Result<(), String>,
 }
 
 /// The cells of one group: every implementation at one load of one workload.
@@ -58,7 +61,7 @@ impl Execution<'_> {
         let mut order = results
             .cells
             .iter()
-            .flat_map(|c| c.runs.iter().map(|r| r.order))
+            .flat_map(|c| c.runs.iter().chain(&c.cost_run).map(|r| r.order))
             .max()
             .unwrap_or(0);
         let mut budget = plan.budget;
@@ -95,34 +98,119 @@ impl Execution<'_> {
                     return Ok(Ended::Interrupted);
                 }
             }
-            let Some(target) = plan.precision else {
-                continue;
-            };
-            let share = budget.map(|left| left / (plan.groups.len() - done) as u32);
-            let started = Instant::now();
-            loop {
-                let due: Vec<usize> = group
-                    .cells
-                    .iter()
-                    .copied()
-                    .filter(|&i| {
-                        let cell = &results.cells[i];
-                        cell.short_of(target) && cell.runs.len() < plan.max_repeat
-                    })
-                    .collect();
-                if due.is_empty() || share.is_some_and(|share| started.elapsed() >= share) {
-                    break;
-                }
-                progress.more(due.len());
-                if self.round(results, &group, &due, runner, progress, &mut order)? {
+            if let Some(target) = plan.precision {
+                let share = budget.map(|left| left / (plan.groups.len() - done) as u32);
+                let started = Instant::now();
+                let interrupted = self
+                    .until_precise(results, &group, target, share, runner, progress, &mut order)?;
+                if interrupted {
                     return Ok(Ended::Interrupted);
                 }
+                if let Some(left) = &mut budget {
+                    *left = left.saturating_sub(started.elapsed());
+                }
             }
-            if let Some(left) = &mut budget {
-                *left = left.saturating_sub(started.elapsed());
+            if self.cost_round(results, &group, runner, progress, &mut order)? {
+                return Ok(Ended::Interrupted);
             }
         }
         Ok(Ended::Completed)
+    }
+
+    /// Further rounds of the group's cells still short of `target`, within
+    /// `share` of the budget; whether an interrupt stopped them.
+    #[allow(clippy::too_many_arguments)]
+    fn until_precise(
+        &self,
+        results: &mut Results,
+        group: &Group,
+        target: f64,
+        share: Option<Duration>,
+        runner: &mut dyn Runner,
+        progress: &mut Progress,
+        order: &mut usize,
+    ) -> Result<bool> {
+        let started = Instant::now();
+        loop {
+            let due: Vec<usize> = group
+                .cells
+                .iter()
+                .copied()
+                .filter(|&i| {
+                    let cell = &results.cells[i];
+                    cell.short_of(target) && cell.runs.len() < self.plan.max_repeat
+                })
+                .collect();
+            if due.is_empty() || share.is_some_and(|share| started.elapsed() >= share) {
+                return Ok(false);
+            }
+            progress.more(due.len());
+            if self.round(results, group, &due, runner, progress, order)? {
+                return Ok(true);
+            }
+        }
+    }
+
+    /// The cost run of each of the group's cells that has a figure and no
+    /// cost run yet: one more repetition, which the kernel counts; whether
+    /// an interrupt stopped it. A cost run that fails costs the cell its
+    /// counts, not its figure.
+    fn cost_round(
+        &self,
+        results: &mut Results,
+        group: &Group,
+        runner: &mut dyn Runner,
+        progress: &mut Progress,
+        order: &mut usize,
+    ) -> Result<bool> {
+        for &i in &group.cells {
+            let cell = &results.cells[i];
+            if cell.status != Status::Ok || cell.cost_run.is_some() || cell.cost_absent.is_some() {
+                continue;
+            }
+            if let Err(why) = self.counting {
+                results.cells[i].cost_absent = Some(why.clone());
+                results.save(self.path)?;
+                continue;
+            }
+            if self.interrupt.raised() {
+                return Ok(true);
+            }
+            let what = format!("{}, counted", self.label(cell, group));
+            progress.start(&what);
+            *order += 1;
+            let measured = runner.run(&self.job(results, i, group, true));
+            if self.interrupt.raised() {
+                return Ok(true);
+            }
+            let cell = &mut results.cells[i];
+            match measured {
+                Ok(m) if m.server_cost.is_some() || m.client_cost.is_some() => {
+                    let absent = m.cost_absent.clone();
+                    match run_of(*order, group.workload.block, m) {
+                        Ok(run) => {
+                            progress.finished(&format!("{what}  {}", brief(&run)));
+                            cell.set_cost_run(run, self.plan.noisy_percent);
+                            cell.cost_absent = absent;
+                        }
+                        Err(e) => cell.cost_absent = Some(format!("the cost run failed: {e:#}")),
+                    }
+                }
+                Ok(m) => {
+                    let why = m
+                        .cost_absent
+                        .unwrap_or_else(|| "nothing was counted".into());
+                    progress.finished(&format!("{what}  not counted: {why}"));
+                    cell.cost_absent = Some(why);
+                }
+                Err(e) => {
+                    progress.finished(&format!("{what}  FAILED: {e}"));
+                    cell.cost_absent = Some(format!("the cost run failed: {e}"));
+                }
+            }
+            results.save(self.path)?;
+        }
+        Ok(false)
     }
 
     /// One repetition of each of the `due` cells of `group`, in order, each
@@ -136,22 +224,13 @@ impl Execution<'_> {
         progress: &mut Progress,
         order: &mut usize,
     ) -> Result<bool> {
-        let plan = self.plan;
-        let (workload, load) = (group.workload, group.load);
         for &i in due {
             let cell = &results.cells[i];
             let what = format!(
-                "{}{:>2} threads {:>5} connections  {:<12} run {}/{}",
-                if plan.workloads() > 1 {
-                    format!("{}, ", workload.label())
-                } else {
-                    String::new()
-                },
-                load.threads,
-                load.connections,
-                cell.implementation,
+                "{} run {}/{}",
+                self.label(cell, group),
                 cell.runs.len() + 1,
-                plan.max_repeat
+                self.plan.max_repeat
             );
             if self.interrupt.raised() {
                 return Ok(true);
@@ -162,21 +241,10 @@ impl Execution<'_> {
             }
             progress.start(&what);
             *order += 1;
-            let config = &results.config;
-            let job = Job {
-                server: &self.programs[&cell.implementation],
-                client: &self.programs[&cell.client],
-                load,
-                workload,
-                work: config.work,
-                warmup: Duration::from_secs_f64(config.warmup),
-                seconds: Duration::from_secs_f64(config.seconds),
-                latency: plan.latency,
-                placement: group.placement,
-            };
+            let job = self.job(results, i, group, false);
             let outcome = runner
                 .run(&job)
-                .and_then(|m| run_of(*order, workload.block, m).map_err(Into::into));
+                .and_then(|m| run_of(*order, group.workload.block, m).map_err(Into::into));
             if self.interrupt.raised() {
                 // Killed by the interrupt: not a fault of the implementation.
                 return Ok(true);
@@ -185,7 +253,7 @@ impl Execution<'_> {
             match outcome {
                 Ok(run) => {
                     progress.finished(&format!("{what}  {}", brief(&run)));
-                    cell.push(run, plan.noisy_percent);
+                    cell.push(run, self.plan.noisy_percent);
                 }
                 Err(e @ RepetitionError::Unavailable { .. }) => {
                     progress.finished(&format!("{what}  unavailable: {e}"));
@@ -202,6 +270,38 @@ impl Execution<'_> {
             results.save(self.path)?;
         }
         Ok(false)
+    }
+}
+
+impl Execution<'_> {
+    /// A cell in progress lines: workload (where the run has several), load,
+    /// implementation.
+    fn label(&self, cell: &Cell, group: &Group) -> String {
+        let workload = match self.plan.workloads() {
+            1 => String::new(),
+            _ => format!("{}, ", group.workload.label()),
+        };
+        format!(
+            "{workload}{:>2} threads {:>5} connections  {:<12}",
+            group.load.threads, group.load.connections, cell.implementation
+        )
+    }
+
+    /// A repetition of cell `i` of `group`, counted by the kernel or not.
+    fn job<'j>(&'j self, results: &Results, i: usize, group: &'j Group, counting: bool) -> Job<'j> {
+        let (cell, config) = (&results.cells[i], &results.config);
+        Job {
+            server: &self.programs[&cell.implementation],
+            client: &self.programs[&cell.client],
+            load: group.load,
+            workload: group.workload,
+            work: config.work,
+            warmup: Duration::from_secs_f64(config.warmup),
+            seconds: Duration::from_secs_f64(config.seconds),
+            latency: self.plan.latency,
+            placement: group.placement,
+            counting,
+        }
     }
 }
 
@@ -239,7 +339,8 @@ fn run_of(order: usize, block: usize, m: Measurement) -> Result<Run> {
         series: None,
         server_cost: m.server_cost,
         client_cost: m.client_cost,
-        cost_absent: m.cost_absent,
+        counted: m.counted.clone().and_then(Result::ok),
+        counted_absent: m.counted.and_then(Result::err),
     };
     match m.client {
         ClientMeasurement::Ours(r) => {
@@ -285,7 +386,7 @@ mod tests {
     use super::*;
     use crate::matrix::cross;
     use crate::program::Program;
-    use crate::results::Config;
+    use crate::results::{Config, Cost};
     use crate::runner::Side;
 
     /// What the mock answers for an implementation's `n`th call (from 0).
@@ -331,6 +432,7 @@ mod tests {
             server_cost: None,
             client_cost: None,
             cost_absent: Some("counted by no kernel: a mock".into()),
+            counted: None,
         }
     }
 
@@ -340,6 +442,19 @@ mod tests {
                 unreachable!("the mock runs ours only")
             };
             let name = path.to_string_lossy().into_owned();
+            if job.counting {
+                // A cost run: 50 MiB (3,200 blocks) counted as the kernel would.
+                let mut m = measured(50 << 20);
+                m.server_cost = Some(Cost {
+                    syscalls: 3200,
+                    reads: 1600,
+                    writes: 800,
+                    waits: 800,
+                    futex: 0,
+                    context_switches: 800,
+                });
+                return Ok(m);
+            }
             self.calls.push((name.clone(), job.load));
             if let Some((at, interrupt)) = &self.interrupt_at
                 && *at == self.calls.len()
@@ -376,13 +491,29 @@ mod tests {
             precision_percent: None,
             max_repeat: None,
             budget_seconds: None,
+            counted_blocks: None,
             externals: Vec::new(),
             remote: None,
         }
     }
 
     /// Runs the loop over `results` with `runner`; saves into a fresh folder.
+    /// The kernel counts nothing here: no cost runs.
     fn execute(results: &mut Results, runner: &mut Mock, interrupt: &Interrupt) -> Ended {
+        execute_counting(
+            results,
+            runner,
+            interrupt,
+            Err("not counted in these tests".into()),
+        )
+    }
+
+    fn execute_counting(
+        results: &mut Results,
+        runner: &mut Mock,
+        interrupt: &Interrupt,
+        counting: Result<(), String>,
+    ) -> Ended {
         let plan = Plan::of(&results.config).unwrap();
         // Each implementation's "binary" is its own name, for the mock to read.
         let programs: Programs = plan
@@ -418,6 +549,7 @@ mod tests {
             placements: &placements,
             path: &path,
             interrupt,
+            counting: &counting,
         };
         let ended = execution
             .run(results, runner, &mut Progress::new(plan.runs().0, 0, true))
@@ -642,5 +774,38 @@ mod tests {
         // No time beyond the first rounds: three runs each, both short.
         assert_eq!((r.cells[0].runs.len(), r.cells[1].runs.len()), (3, 3));
         assert!(r.cells.iter().all(|c| c.short_of(5.0)));
+    }
+
+    #[test]
+    fn each_cell_gets_one_cost_run_apart_from_its_figure() {
+        let mut r = Results::new(config(&["mio", "tokio"], cross(&[1], &[1]), 2));
+        let mut runner = mock();
+        execute_counting(&mut r, &mut runner, &Interrupt::default(), Ok(()));
+        for cell in &r.cells {
+            let cost = cell.cost_run.as_ref().expect("a cost run");
+            // After the cell's timed runs, in the run's sequence.
+            assert!(cell.runs.iter().all(|run| run.order < cost.order));
+            assert_eq!(cell.runs.len(), 2);
+            let per_block = cell
+                .figures
+                .as_ref()
+                .unwrap()
+                .server_per_block
+                .as_ref()
+                .unwrap();
+            // One call a block, half of them reads.
+            assert_eq!(per_block.syscalls.unwrap().median, 1.0);
+            assert_eq!(per_block.reads.unwrap().median, 0.5);
+            // Its throughput is not among the cell's.
+            assert!(cell.mib_per_s.unwrap().max < 50.0);
+        }
+        // Where the kernel cannot count, each cell says why, and nothing runs for it.
+        let mut r = Results::new(config(&["mio"], cross(&[1], &[1]), 1));
+        execute(&mut r, &mut mock(), &Interrupt::default());
+        assert!(r.cells[0].cost_run.is_none());
+        assert_eq!(
+            r.cells[0].cost_absent.as_deref(),
+            Some("not counted in these tests")
+        );
     }
 }

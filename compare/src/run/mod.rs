@@ -87,6 +87,7 @@ pub fn run(options: Options) -> Result<Outcome> {
         placements: &prepared.placements,
         path: &path,
         interrupt: &interrupt,
+        counting: &prepared.counting,
     };
     let ended = execution.run(&mut results, &mut prepared.runner, &mut progress)?;
     progress.finish();

@@ -8,6 +8,8 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 
 use crate::binaries;
+use crate::callgrind::Callgrind;
+use crate::counters::Counters;
 use crate::environment;
 use crate::placement::{self, Placement};
 use crate::plan::Plan;
@@ -24,6 +26,8 @@ pub struct Prepared {
     pub programs: Programs,
     pub placements: Placements,
     pub runner: ProcessRunner,
+    /// Whether the kernel can count the processes' system calls, or why not.
+    pub counting: Result<(), String>,
     /// What the user should know before it starts.
     pub notes: Vec<String>,
 }
@@ -90,6 +94,9 @@ pub fn prepare(plan: &Plan, results: &mut Results, out: &Path, build: &Build) ->
         ));
     }
     results.suite = suite;
+    if results.config.counted_blocks.is_some() {
+        results.suite.valgrind = Callgrind::find().ok().map(|c| c.version);
+    }
     if !resumed {
         results.host = environment::host(cpus);
         results.server_host = server_host;
@@ -101,7 +108,8 @@ pub fn prepare(plan: &Plan, results: &mut Results, out: &Path, build: &Build) ->
     Ok(Prepared {
         programs,
         placements,
-        runner: ProcessRunner::new(site),
+        runner: ProcessRunner::new(site, results.config.counted_blocks),
+        counting: Counters::warm().map(drop),
         notes,
     })
 }

@@ -208,7 +208,10 @@ fn check_cell(cell: &Cell, seconds: f64, seen: Seen) {
             );
         }
         assert_series_consistent(&name, run);
-        assert_costs_consistent(&name, run, seen);
+        assert!(
+            run.server_cost.is_none() && run.client_cost.is_none(),
+            "{name}: a timed run was counted"
+        );
         assert_eq!(
             run.client_cpus, cell.placement.client_cpus,
             "{name}: the client's affinity is the placement recorded"
@@ -222,6 +225,7 @@ fn check_cell(cell: &Cell, seconds: f64, seen: Seen) {
             assert_usage_sane(&name, run.server_usage);
         }
     }
+    assert_costs_consistent(&name, cell, seen);
     let summary = cell.mib_per_s.expect("a figure");
     assert!(cell.figures.is_some(), "{name}: figures");
     assert!(
@@ -255,26 +259,28 @@ fn assert_series_consistent(name: &str, run: &Run) {
     assert!(planned >= 0.0099, "{name}: {series:?}");
 }
 
-/// The kernel's counts, where it gave them, hold together; where it did
-/// not, the run says why.
-fn assert_costs_consistent(name: &str, run: &Run, seen: Seen) {
+/// The cell's cost run, where the kernel counted one, holds together and
+/// came after its timed runs; where there is none, the cell says why.
+fn assert_costs_consistent(name: &str, cell: &Cell, seen: Seen) {
+    let Some(run) = &cell.cost_run else {
+        assert!(
+            cell.cost_absent.as_ref().is_some_and(|why| !why.is_empty()),
+            "{name}: no cost run and no reason"
+        );
+        return;
+    };
+    assert!(cell.runs.iter().all(|r| r.order < run.order), "{name}");
     let sides = match seen {
         Seen::Both => vec![run.server_cost, run.client_cost],
         Seen::Client => vec![run.client_cost],
     };
     for cost in sides {
-        match cost {
-            Some(c) => {
-                assert!(
-                    c.syscalls >= c.reads + c.writes + c.waits + c.futex && c.syscalls > 0,
-                    "{name}: {c:?}"
-                );
-            }
-            None => assert!(
-                run.cost_absent.as_ref().is_some_and(|why| !why.is_empty()),
-                "{name}: no cost and no reason"
-            ),
-        }
+        let c =
+            cost.unwrap_or_else(|| panic!("{name}: a side not counted: {:?}", cell.cost_absent));
+        assert!(
+            c.syscalls >= c.reads + c.writes + c.waits + c.futex && c.syscalls > 0,
+            "{name}: {c:?}"
+        );
     }
 }
 

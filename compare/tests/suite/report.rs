@@ -114,8 +114,9 @@ fn the_html_page_renders_in_a_real_browser_with_nothing_fetched() {
         .nth(1)
         .and_then(|rest| rest.split("</pre>").next())
         .expect("the page's self-check ran");
-    // 2 throughput, 2 relative and 4 detailed tables; 2 charts, both drawn, nothing fetched.
-    assert_eq!(check, "tables=8 charts=2 drawn=2 fetched=0", "{check}");
+    // 2 throughput, 2 relative, 4 detailed and 4 cost tables; 2 charts, both
+    // drawn, nothing fetched.
+    assert_eq!(check, "tables=12 charts=2 drawn=2 fetched=0", "{check}");
 }
 
 #[test]

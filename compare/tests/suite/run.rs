@@ -264,11 +264,19 @@ fn a_killed_run_resumes_and_holds_every_cell_once() {
         assert_cell_consistent(cell, 0.2);
         assert_eq!(cell.runs.len(), 2, "{cell:?}");
         orders.extend(common::orders(cell));
+        // Where the kernel counts, each cell's cost run comes in the sequence too.
+        orders.extend(cell.cost_run.iter().map(|run| run.order));
     }
     orders.sort_unstable();
+    let cost_runs = results
+        .cells
+        .iter()
+        .filter(|c| c.cost_run.is_some())
+        .count();
+    assert!([0, 4].contains(&cost_runs), "{cost_runs} cost runs");
     assert_eq!(
         orders,
-        (1..=8).collect::<Vec<_>>(),
+        (1..=8 + cost_runs).collect::<Vec<_>>(),
         "every run once, in one sequence"
     );
     assert_eq!(results.config.resumed.len(), 1);
@@ -280,10 +288,13 @@ fn the_kernel_counts_what_the_protocol_does() {
     let mut args = short();
     args.extend(["--connections", "1"]);
     let results = run_ok("cost", &args);
-    let run = &results.cells[0].runs[0];
-    let (Some(server), Some(client)) = (run.server_cost, run.client_cost) else {
-        eprintln!("not counted here: {:?}", run.cost_absent);
+    let cell = &results.cells[0];
+    let Some(run) = &cell.cost_run else {
+        eprintln!("not counted here: {:?}", cell.cost_absent);
         return;
+    };
+    let (Some(server), Some(client)) = (run.server_cost, run.client_cost) else {
+        panic!("a side not counted: {:?}", cell.cost_absent);
     };
     // The mio baseline, one connection: a block comes in with one read or
     // more and goes out with one write or more (16 KiB may take several),
@@ -335,7 +346,11 @@ fn cells_repeat_until_their_median_is_precise_enough() {
             "{} runs",
             cell.runs.len()
         );
-        let reached = cell.precision().expect("a 95% interval");
-        assert_eq!(cell.runs.len() == 7, reached > 40.0, "+-{reached}%");
+        // A seventh run is made only where six fell short; whether seven
+        // then reached it, the cell says.
+        if cell.runs.len() == 6 {
+            let reached = cell.precision().expect("a 95% interval");
+            assert!(reached <= 40.0, "+-{reached}% after six runs");
+        }
     }
 }
