@@ -6,5 +6,6 @@ mod state;
 mod tasks;
 
 pub use session::{Next, Session, SessionError};
+pub(crate) use state::Shares;
 pub use state::{Client, ClientConfig, Phase};
 pub use tasks::{Joined, all_connections, connection};

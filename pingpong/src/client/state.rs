@@ -3,8 +3,8 @@
 
 use std::fmt::Display;
 use std::net::SocketAddr;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
 use std::task::Waker;
 use std::time::{Duration, Instant};
 
@@ -69,9 +69,15 @@ pub struct Client {
     bytes: AtomicU64,
     verified: AtomicUsize,
     failed: AtomicBool,
+    /// The runtime's `client` returned (or panicked).
+    returned: AtomicBool,
     first_error: Mutex<Option<String>>,
     recorders: Option<Recorders>,
     shares: Mutex<Shares>,
+    /// Signalled, under `shares`' lock, when a connection comes up, ends or
+    /// fails: the driver waits on it instead of polling, so that a count of
+    /// its instructions does not grow with the time it waits.
+    changed: Condvar,
 }
 
 /// How the window's bytes were shared among the connections, and over time.
@@ -108,9 +114,11 @@ impl Client {
             bytes: AtomicU64::new(0),
             verified: AtomicUsize::new(0),
             failed: AtomicBool::new(false),
+            returned: AtomicBool::new(false),
             first_error: Mutex::new(None),
             recorders: config.latency.then(Recorders::default),
             shares: Mutex::default(),
+            changed: Condvar::new(),
             config,
         }
     }
@@ -163,6 +171,7 @@ impl Client {
     /// until the run starts.
     pub fn connected(&self) {
         self.connected.fetch_add(1, Ordering::Relaxed);
+        self.signal();
     }
 
     /// How many connections are up.
@@ -221,6 +230,32 @@ impl Client {
         for (total, bytes) in shares.series.iter_mut().zip(slices) {
             *total += bytes;
         }
+        self.changed.notify_all();
+    }
+
+    /// The runtime's `client` returned: the driver stops waiting for it.
+    pub(crate) fn runtime_returned(&self) {
+        self.returned.store(true, Ordering::Relaxed);
+        self.signal();
+    }
+
+    pub(crate) fn runtime_ended(&self) -> bool {
+        self.returned.load(Ordering::Relaxed)
+    }
+
+    /// Wakes the driver: something it may be waiting for has happened.
+    fn signal(&self) {
+        let _shares = self.shares.lock().unwrap_or_else(|e| e.into_inner());
+        self.changed.notify_all();
+    }
+
+    /// Waits until `reached` holds, a connection failed, or `timeout`
+    /// passed, whichever is first; without polling.
+    pub(crate) fn wait_until(&self, timeout: Duration, reached: impl Fn(&Shares) -> bool) {
+        let shares = self.shares.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = self.changed.wait_timeout_while(shares, timeout, |shares| {
+            !reached(shares) && !self.has_failed()
+        });
     }
 
     pub(crate) fn shares(&self) -> Shares {
@@ -235,6 +270,8 @@ impl Client {
         let mut first = self.first_error.lock().unwrap_or_else(|e| e.into_inner());
         first.get_or_insert_with(|| error.to_string());
         self.failed.store(true, Ordering::Relaxed);
+        drop(first);
+        self.signal();
     }
 
     /// Whether any connection failed: event loops may stop early.

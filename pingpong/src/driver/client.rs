@@ -6,7 +6,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::client::{Client, ClientConfig};
+use crate::client::{Client, ClientConfig, Shares};
 use crate::fault::{self, Fault};
 use crate::latency;
 use crate::runtime::Runtime;
@@ -65,6 +65,7 @@ pub fn run<R: Runtime>(config: ClientConfig) -> Result<ClientResult, ClientError
                     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| R::client(&client)));
                 // The driver may have given up waiting: nobody to tell then.
                 let _ = done_tx.send(outcome);
+                client.runtime_returned();
             })
             .expect("spawning the client runtime thread");
     }
@@ -84,7 +85,7 @@ fn drive(
     let config = &client.config;
     let wanted = config.connections;
 
-    let connected = || client.connected_count() >= wanted;
+    let connected = |_: &Shares| client.connected_count() >= wanted;
     wait_for(
         client,
         done,
@@ -118,7 +119,7 @@ fn drive(
             let window_start = client.open_window();
             Line::Window(Window::Open).print();
             client.start();
-            let ended = || client.shares().connections >= wanted;
+            let ended = |shares: &Shares| shares.connections >= wanted;
             let late = || ClientError::WindowTimeout(config.window_deadline());
             wait_for(
                 client,
@@ -136,7 +137,7 @@ fn drive(
 
     // Every session over, not every thread gone: 10,000 exiting threads can
     // take longer to tear down than the whole run.
-    let ended = || client.shares().connections >= wanted;
+    let ended = |shares: &Shares| shares.connections >= wanted;
     wait_for(
         client,
         done,
@@ -166,33 +167,38 @@ fn drive(
     })
 }
 
-/// Polls until `reached` holds. A failed connection, a runtime that ended
+/// Waits until `reached` holds. A failed connection, a runtime that ended
 /// first, or the deadline (the error `late` makes) ends the wait instead.
 fn wait_for(
     client: &Client,
     done: &mpsc::Receiver<Outcome>,
     deadline: Instant,
-    reached: impl Fn() -> bool,
+    reached: impl Fn(&Shares) -> bool,
     late: impl FnOnce() -> ClientError,
 ) -> Result<(), ClientError> {
     loop {
         if let Some(e) = client.error() {
             return Err(ClientError::Connection(e));
         }
-        if reached() {
+        if reached(&client.shares()) {
             return Ok(());
         }
         if let Ok(outcome) = done.try_recv() {
             return match (outcome, client.error()) {
                 (_, Some(e)) => Err(ClientError::Connection(e)),
-                (Ok(Ok(())), None) if reached() => Ok(()),
+                (Ok(Ok(())), None) if reached(&client.shares()) => Ok(()),
                 (outcome, None) => Err(runtime_ended_early(outcome)),
             };
         }
-        if Instant::now() > deadline {
+        let now = Instant::now();
+        if now > deadline {
             return Err(late());
         }
-        thread::sleep(Duration::from_millis(1));
+        // Woken by any connection's coming up, ending or failing, and by
+        // the runtime's end.
+        client.wait_until(deadline - now, |shares| {
+            reached(shares) || client.runtime_ended()
+        });
     }
 }
 
