@@ -60,7 +60,14 @@ pub fn locate(
             dir.display()
         );
         let version = pinned.unwrap_or(adapter.version()).into();
-        programs.insert(name, Program::Binary { path, version });
+        programs.insert(
+            name,
+            Program::Binary {
+                path,
+                version,
+                adapter,
+            },
+        );
     }
     Ok(programs)
 }
@@ -87,7 +94,12 @@ fn build(
         for adapter in locked {
             let path = built[&adapter.binary()].clone();
             let version = adapter.version().into();
-            programs.insert(adapter.name.into(), Program::Binary { path, version });
+            let binary = Program::Binary {
+                path,
+                version,
+                adapter,
+            };
+            programs.insert(adapter.name.into(), binary);
         }
     }
     for (name, adapter, pinned) in ours {

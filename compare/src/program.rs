@@ -4,13 +4,18 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::adapters::Adapter;
 use crate::external::External;
 
 #[derive(Debug, Clone)]
 pub enum Program {
-    /// One of our `pingpong-<name>` binaries, and the version of the crate
-    /// it was built on.
-    Binary { path: PathBuf, version: String },
+    /// One of our `pingpong-<name>` binaries, the version of the crate it
+    /// was built on, and its adapter.
+    Binary {
+        path: PathBuf,
+        version: String,
+        adapter: &'static Adapter,
+    },
     /// An external program, run through its file's command lines.
     External(Arc<External>),
 }

@@ -17,7 +17,12 @@ use crate::program::Program;
 
 /// Builds `adapter` against `version` of its crate with cargo profile
 /// `profile`, and checks the version cargo resolved.
-pub fn build(root: &Path, adapter: &Adapter, version: &str, profile: &str) -> Result<Program> {
+pub fn build(
+    root: &Path,
+    adapter: &'static Adapter,
+    version: &str,
+    profile: &str,
+) -> Result<Program> {
     let name = format!("{}@{version}", adapter.name);
     let sources = root
         .join("runtimes")
@@ -59,6 +64,7 @@ pub fn build(root: &Path, adapter: &Adapter, version: &str, profile: &str) -> Re
     Ok(Program::Binary {
         path: built[&adapter.binary()].clone(),
         version: resolved,
+        adapter,
     })
 }
 

@@ -163,20 +163,29 @@ impl Execution<'_> {
         progress: &mut Progress,
         order: &mut usize,
     ) -> Result<bool> {
-        for &i in &group.cells {
-            let cell = &results.cells[i];
-            if cell.status != Status::Ok || cell.cost_run.is_some() || cell.cost_absent.is_some() {
-                continue;
-            }
-            if let Err(why) = self.counting {
+        let due: Vec<usize> = group
+            .cells
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let cell = &results.cells[i];
+                cell.status == Status::Ok && cell.cost_run.is_none() && cell.cost_absent.is_none()
+            })
+            .collect();
+        if let Err(why) = self.counting {
+            for &i in &due {
                 results.cells[i].cost_absent = Some(why.clone());
-                results.save(self.path)?;
-                continue;
             }
+            results.save(self.path)?;
+            return Ok(false);
+        }
+        progress.more(due.len());
+        for i in due {
             if self.interrupt.raised() {
                 return Ok(true);
             }
-            let what = format!("{}, counted", self.label(cell, group));
+            let cell = &results.cells[i];
+            let what = format!("{} cost run", self.label(cell, group));
             progress.start(&what);
             *order += 1;
             let measured = runner.run(&self.job(results, i, group, true));
@@ -384,6 +393,7 @@ mod tests {
     use pingpong::wire::ClientResult;
 
     use super::*;
+    use crate::implementation::Implementation;
     use crate::matrix::cross;
     use crate::program::Program;
     use crate::results::{Config, Cost};
@@ -520,12 +530,16 @@ mod tests {
             .servers
             .iter()
             .map(|i| {
+                let Implementation::Ours { adapter, .. } = i else {
+                    panic!("the mock runs ours only");
+                };
                 let path = PathBuf::from(i.name());
                 (
                     i.name(),
                     Program::Binary {
                         path,
                         version: "1.0.0".into(),
+                        adapter,
                     },
                 )
             })

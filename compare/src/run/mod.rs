@@ -52,7 +52,12 @@ pub fn run(options: Options) -> Result<Outcome> {
     let mut prepared = prepare::prepare(&plan, &mut results, &out, &build)?;
 
     let path = out.join("results.json");
-    let ((least, most), done) = (plan.runs(), results.runs());
+    let cost_runs = results
+        .cells
+        .iter()
+        .filter(|c| c.cost_run.is_some())
+        .count();
+    let ((least, most), done) = (plan.runs(), results.runs() + cost_runs);
     let mut progress = Progress::new(least, done, options.quiet);
     let config = &results.config;
     let repeated = match plan.precision {
@@ -67,9 +72,13 @@ pub fn run(options: Options) -> Result<Outcome> {
         ),
         None => String::new(),
     };
+    let costed = match &prepared.counting {
+        Ok(()) => ", then a cost run per cell (the kernel counting system calls)",
+        Err(_) => "",
+    };
     progress.note(&format!(
         "{least} runs: {} workload(s) x {} loads x {} implementations x {} repetitions, \
-         {:.2} s each at least{repeated}; results in {}",
+         {:.2} s each at least{repeated}{costed}; results in {}",
         plan.workloads(),
         config.loads.len(),
         plan.servers.len(),

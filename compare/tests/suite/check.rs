@@ -198,3 +198,83 @@ fn an_exact_crate_version_runs_beside_the_workspace_one_and_is_checked() {
         "{stderr}"
     );
 }
+
+#[test]
+fn counted_figures_are_recorded_where_valgrind_can_run_and_checked_at_their_threshold() {
+    let out = out_dir("counted");
+    let args = [
+        "run",
+        "--runtimes",
+        "mio,monoio",
+        "--connections",
+        "1",
+        "--seconds",
+        "0.1",
+        "--warmup",
+        "0",
+        "--repeat",
+        "1",
+        "--counted",
+        "50",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    assert_ok(&compare(&args), &args);
+    let results = load(&out);
+    assert!(
+        results
+            .suite
+            .valgrind
+            .as_deref()
+            .is_some_and(|v| v.starts_with("valgrind-")),
+        "{:?} (scripts/test.sh installs valgrind)",
+        results.suite.valgrind
+    );
+    let [mio, monoio] = &results.cells[..] else {
+        panic!("two cells: {:?}", results.cells.len());
+    };
+    for run in &mio.runs {
+        let counted = run
+            .counted
+            .unwrap_or_else(|| panic!("mio not counted: {:?}", run.counted_absent));
+        assert_eq!(counted.blocks, 50);
+        // The mio baseline at one connection: hundreds to thousands of
+        // instructions a block on each side (a debug build does more);
+        // about four system calls a block each (read, read again, write, wait).
+        for instructions in [counted.server_instructions, counted.client_instructions] {
+            assert!((50.0..20_000.0).contains(&instructions), "{counted:?}");
+        }
+        for calls in [counted.server_syscalls, counted.client_syscalls] {
+            let calls = calls.expect("system calls counted");
+            assert!((1.5..6.0).contains(&calls), "{counted:?}");
+        }
+    }
+    for run in &monoio.runs {
+        let why = run.counted_absent.as_deref().unwrap_or_default();
+        assert!(why.contains("io_uring under valgrind"), "{run:?}");
+    }
+
+    // The run against its copy with 5% more server instructions a block:
+    // caught by the counted threshold, while throughput stands (one run a
+    // side, so each ratio is exact).
+    let path = out.join("results.json");
+    let more = out_dir("counted-more").join("results.json");
+    let mut doctored = Results::load(&path).unwrap();
+    for run in doctored.cells.iter_mut().flat_map(|c| c.runs.iter_mut()) {
+        if let Some(counted) = &mut run.counted {
+            counted.server_instructions *= 1.05;
+        }
+    }
+    std::fs::create_dir_all(more.parent().unwrap()).unwrap();
+    doctored.save(&more).unwrap();
+    let (code, stdout, stderr) = check(&[path.to_str().unwrap(), more.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    let regressed: Vec<&str> = stdout.lines().filter(|l| l.contains("REGRESSED")).collect();
+    assert_eq!(regressed.len(), 1, "{stdout}");
+    assert!(
+        regressed[0].contains("mio") && regressed[0].contains("instr/block srv"),
+        "{stdout}"
+    );
+    assert!(regressed[0].contains("+5.0%"), "{stdout}");
+}
