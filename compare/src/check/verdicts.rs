@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use anyhow::{Result, bail};
 use serde::Serialize;
 
+use crate::defaults;
 use crate::results::{Cell, Results, Status};
 use crate::stats::{self, Interval, Verdict};
 
@@ -101,6 +102,14 @@ impl Metric {
     /// Whether the figure is counted (instructions, calls), not timed.
     pub fn counted(self) -> bool {
         !matches!(self, Self::Throughput | Self::RttP99)
+    }
+
+    /// The fewest runs a side that this figure is judged by.
+    fn fewest_runs(self) -> usize {
+        match self.counted() {
+            true => defaults::FEWEST_COUNTED_RUNS,
+            false => defaults::FEWEST_TIMED_RUNS,
+        }
     }
 
     /// The runs' values of this figure, in order.
@@ -285,6 +294,15 @@ pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<C
         }
         for metric in Metric::ALL {
             let (bv, cv) = (metric.values(b), metric.values(c));
+            let (fewest, needed) = (bv.len().min(cv.len()), metric.fewest_runs());
+            if (1..needed).contains(&fewest) {
+                unmatched.push(format!(
+                    "{}, {}: {fewest} run(s) on a side, too few for an interval (at least {needed})",
+                    label(key, c),
+                    metric.name(),
+                ));
+                continue;
+            }
             let seed = findings.len() as u64;
             let interval = match sides.paired && !metric.counted() {
                 true => stats::paired_ratio(&bv, &cv, confidence, seed),

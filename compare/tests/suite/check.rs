@@ -58,7 +58,7 @@ fn a_run_agrees_with_itself_and_a_halved_throughput_is_caught() {
     // The run against itself with half the throughput, at the default
     // threshold: a cut that a disturbed run among seven cannot hide (a 30%
     // cut once got [-53%, +5%] here). The power of the rule at smaller
-    // changes is measured on synthetic runs (`cargo test -p compare stats`).
+    // changes is measured on this machine by scripts/power.sh (README).
     let cut = out_dir("check-cut").join("results.json");
     doctored(&a, &cut, 0.5);
     let (code, stdout, stderr) = check(&[a.to_str().unwrap(), cut.to_str().unwrap()]);
@@ -123,16 +123,21 @@ fn unusable_input_exits_2_with_the_reason() {
         assert_eq!(code, Some(2), "{args:?}: {stdout}{stderr}");
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
-    // The fixture (1 and 10 connections, 1 and 2 threads, monoio unavailable)
-    // against the first 2-core run (the muduo matrix, 1 s windows): the
-    // settings that differ are named, cells on one side only are listed.
-    let (_, stdout, stderr) = check(&[fixture, other.to_str().unwrap()]);
-    assert!(
-        stderr.contains("warning: the runs differ in window (s): 0.2 vs 1"),
-        "{stderr}"
-    );
-    assert!(stdout.contains("only in the candidate"), "{stdout}");
-    assert!(stdout.contains("no figure"), "{stdout}");
+    // The fixture (1 and 10 connections, 1 and 2 threads, monoio unavailable;
+    // two runs a cell) against the first 2-core run (the muduo matrix, 1 s
+    // windows): the settings that differ are named, and nothing is judged,
+    // with every reason listed: cells on one side only, cells without a
+    // figure, and figures with too few runs for an interval.
+    let (code, stdout, stderr) = check(&[fixture, other.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    for expected in [
+        "warning: the runs differ in window (s): 0.2 vs 1",
+        "only in the candidate",
+        "no figure",
+        "MiB/s: 2 run(s) on a side, too few for an interval (at least 6)",
+    ] {
+        assert!(stderr.contains(expected), "{expected}: {stderr}");
+    }
 }
 
 #[test]
@@ -151,7 +156,7 @@ fn an_exact_crate_version_runs_beside_the_workspace_one_and_is_checked() {
         "--warmup",
         "0.05",
         "--repeat",
-        "3",
+        "6",
         "--quiet",
         "--out",
         out.to_str().unwrap(),
@@ -166,7 +171,7 @@ fn an_exact_crate_version_runs_beside_the_workspace_one_and_is_checked() {
     // The versions alternate in time.
     assert_eq!(
         (orders(&cells[0]), orders(&cells[1])),
-        (vec![1, 3, 5], vec![2, 4, 6])
+        (vec![1, 3, 5, 7, 9, 11], vec![2, 4, 6, 8, 10, 12])
     );
     let binaries = &results.suite.binaries;
     assert!(
@@ -213,7 +218,7 @@ fn counted_figures_are_recorded_where_valgrind_can_run_and_checked_at_their_thre
         "--warmup",
         "0",
         "--repeat",
-        "1",
+        "3",
         "--counted",
         "50",
         "--quiet",
@@ -255,15 +260,16 @@ fn counted_figures_are_recorded_where_valgrind_can_run_and_checked_at_their_thre
         assert!(why.contains("io_uring under valgrind"), "{run:?}");
     }
 
-    // The run against its copy with 5% more server instructions a block:
-    // caught by the counted threshold, while throughput stands (one run a
-    // side, so each ratio is exact).
+    // The run against its copy with half as many more server instructions
+    // a block: caught, while throughput stands. (At 50 blocks a debug
+    // build's counts move by several percent between runs, as valgrind's
+    // start-up does not quite cancel: the power study counts 1,000.)
     let path = out.join("results.json");
     let more = out_dir("counted-more").join("results.json");
     let mut doctored = Results::load(&path).unwrap();
     for run in doctored.cells.iter_mut().flat_map(|c| c.runs.iter_mut()) {
         if let Some(counted) = &mut run.counted {
-            counted.server_instructions *= 1.05;
+            counted.server_instructions *= 1.5;
         }
     }
     std::fs::create_dir_all(more.parent().unwrap()).unwrap();
@@ -276,5 +282,5 @@ fn counted_figures_are_recorded_where_valgrind_can_run_and_checked_at_their_thre
         regressed[0].contains("mio") && regressed[0].contains("instr/block srv"),
         "{stdout}"
     );
-    assert!(regressed[0].contains("+5.0%"), "{stdout}");
+    assert!(regressed[0].contains("+50.0%"), "{stdout}");
 }
