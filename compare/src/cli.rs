@@ -161,6 +161,10 @@ pub struct RunArgs {
     /// Do not record round-trip times.
     #[arg(long)]
     pub no_latency: bool,
+    /// No cost run per cell (the kernel counting each process's system
+    /// calls): a quicker run, whose cost columns say why they are absent.
+    #[arg(long)]
+    pub no_cost: bool,
     /// Also count, in every repetition, each side's user-space instructions
     /// per block under valgrind's callgrind (BLOCKS blocks per connection,
     /// then twice as many) and its system calls per block: figures that
@@ -175,7 +179,7 @@ pub struct RunArgs {
     #[arg(long, conflicts_with_all = [
         "runtimes", "client", "external", "server", "remote", "remote_bin_dir", "connections",
         "threads", "block", "window", "work", "seconds", "warmup", "repeat", "precision",
-        "max_repeat", "budget", "noisy", "pin", "no_latency", "counted", "out",
+        "max_repeat", "budget", "noisy", "pin", "no_latency", "no_cost", "counted", "out",
     ])]
     pub resume: Option<PathBuf>,
     /// Plain progress lines instead of a progress bar.

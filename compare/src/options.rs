@@ -132,6 +132,7 @@ fn config(args: &RunArgs) -> Result<Config> {
         pin: Some(args.pin.to_string()),
         noisy_percent: Some(args.noisy),
         latency: Some(!args.no_latency),
+        cost: Some(!args.no_cost),
         resumed: Vec::new(),
         precision_percent: precision,
         max_repeat: precision.map(|_| max_repeat),

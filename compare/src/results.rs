@@ -115,6 +115,9 @@ pub struct Config {
     /// Whether round-trip times were recorded.
     #[serde(default)]
     pub latency: Option<bool>,
+    /// Whether each cell got a cost run (`--no-cost` makes it false).
+    #[serde(default)]
+    pub cost: Option<bool>,
     /// RFC 3339 times the run was resumed with `--resume`.
     #[serde(default)]
     pub resumed: Vec<String>,

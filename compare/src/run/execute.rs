@@ -497,6 +497,7 @@ mod tests {
             pin: None,
             noisy_percent: None,
             latency: None,
+            cost: None,
             resumed: Vec::new(),
             precision_percent: None,
             max_repeat: None,

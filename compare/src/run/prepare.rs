@@ -109,7 +109,10 @@ pub fn prepare(plan: &Plan, results: &mut Results, out: &Path, build: &Build) ->
         programs,
         placements,
         runner: ProcessRunner::new(site, results.config.counted_blocks),
-        counting: Counters::warm().map(drop),
+        counting: match results.config.cost {
+            Some(false) => Err("--no-cost: no cost run was asked for".into()),
+            _ => Counters::warm().map(drop),
+        },
         notes,
     })
 }

@@ -4,9 +4,17 @@
 use crate::common::{assert_cell_consistent, compare, load, out_dir, run_ok};
 use crate::implementations;
 
-/// One short window per pair: what is tested is that the bytes come back
-/// verified, not how fast.
-const WINDOW: [&str; 6] = ["--seconds", "0.1", "--warmup", "0", "--repeat", "1"];
+/// One short window per pair, and no cost run: what is tested is that the
+/// bytes come back verified, not how fast or at what cost.
+const WINDOW: [&str; 7] = [
+    "--seconds",
+    "0.1",
+    "--warmup",
+    "0",
+    "--repeat",
+    "1",
+    "--no-cost",
+];
 
 #[test]
 fn every_client_against_every_server() {

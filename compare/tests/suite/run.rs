@@ -70,6 +70,8 @@ fn every_implementation_at_ten_thousand_connections_all_verified() {
             "1",
             "--repeat",
             "1",
+            // What is tested is that every byte comes back, not its cost.
+            "--no-cost",
         ],
     );
     let names: Vec<&str> = results
@@ -78,8 +80,12 @@ fn every_implementation_at_ten_thousand_connections_all_verified() {
         .map(|c| c.implementation.as_str())
         .collect();
     assert_eq!(names, implementations());
+    assert_eq!(results.config.cost, Some(false));
     for cell in &results.cells {
         assert_cell_consistent(cell, 0.3);
+        assert!(cell.cost_run.is_none(), "{}", cell.implementation);
+        let why = cell.cost_absent.as_deref().unwrap_or_default();
+        assert!(why.contains("--no-cost"), "{}: {why}", cell.implementation);
     }
 }
 
