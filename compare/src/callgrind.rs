@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// valgrind, found on this machine.
+#[derive(Clone)]
 pub struct Callgrind {
     valgrind: PathBuf,
     /// As `valgrind --version` says it: "valgrind-3.19.0".

@@ -125,15 +125,16 @@ impl Runner for ProcessRunner {
         }
         self.counting(job.counting);
         let mut measured = self.pair(job, Mode::Timed)?;
-        if let Some((blocks, Ok(_))) = &self.counted {
-            let blocks = *blocks;
-            self.counting(true);
-            let counted = self.count(job, blocks);
-            self.counting(job.counting);
-            measured.counted = Some(counted);
-        } else if let Some((_, Err(why))) = &self.counted {
-            measured.counted = Some(Err(why.clone()));
-        }
+        measured.counted = match self.counted.clone() {
+            None => None,
+            Some((_, Err(why))) => Some(Err(why)),
+            Some((blocks, Ok(callgrind))) => {
+                self.counting(true);
+                let counted = self.count(job, blocks, &callgrind);
+                self.counting(job.counting);
+                Some(counted)
+            }
+        };
         Ok(measured)
     }
 }
@@ -143,10 +144,7 @@ impl ProcessRunner {
     /// counts of `blocks` and of twice as many blocks per connection (so
     /// that starting and stopping cancel out), over as many blocks; and each
     /// side's system calls per block, counted while the other ran under callgrind.
-    fn count(&self, job: &Job, blocks: u64) -> Result<Counted, String> {
-        let Some((_, Ok(callgrind))) = &self.counted else {
-            return Err("not counted".into());
-        };
+    fn count(&self, job: &Job, blocks: u64, callgrind: &Callgrind) -> Result<Counted, String> {
         let (
             Program::Binary {
                 adapter: server, ..

@@ -25,14 +25,8 @@ pub fn ratio_of_medians(
 ) -> Option<Interval> {
     let ratio = median(candidate)? / median(baseline)?;
     let mut rng = fastrand::Rng::with_seed(seed);
-    let mut resample = |values: &[f64]| {
-        let drawn: Vec<f64> = (0..values.len())
-            .map(|_| values[rng.usize(..values.len())])
-            .collect();
-        median(&drawn).expect("a resample is as long as its sample")
-    };
     let ratios: Vec<f64> = (0..RESAMPLES)
-        .map(|_| resample(candidate) / resample(baseline))
+        .map(|_| resampled_median(&mut rng, candidate) / resampled_median(&mut rng, baseline))
         .collect();
     let (low, high) = central(ratios, confidence);
     Some(Interval { ratio, low, high })
@@ -51,15 +45,18 @@ pub fn paired_ratio(
     let ratio = median(&ratios)?;
     let mut rng = fastrand::Rng::with_seed(seed);
     let medians: Vec<f64> = (0..RESAMPLES)
-        .map(|_| {
-            let drawn: Vec<f64> = (0..ratios.len())
-                .map(|_| ratios[rng.usize(..ratios.len())])
-                .collect();
-            median(&drawn).expect("a resample is as long as its sample")
-        })
+        .map(|_| resampled_median(&mut rng, &ratios))
         .collect();
     let (low, high) = central(medians, confidence);
     Some(Interval { ratio, low, high })
+}
+
+/// The median of `values` drawn again, as many, with replacement.
+fn resampled_median(rng: &mut fastrand::Rng, values: &[f64]) -> f64 {
+    let drawn: Vec<f64> = (0..values.len())
+        .map(|_| values[rng.usize(..values.len())])
+        .collect();
+    median(&drawn).expect("a resample is as long as its sample")
 }
 
 /// The central `confidence` of bootstrap draws.

@@ -47,6 +47,17 @@ struct Group<'a> {
     cells: Vec<usize>,
 }
 
+impl Group<'_> {
+    /// The indices of the group's cells that `which` picks, in order.
+    fn due(&self, results: &Results, which: impl Fn(&Cell) -> bool) -> Vec<usize> {
+        self.cells
+            .iter()
+            .copied()
+            .filter(|&i| which(&results.cells[i]))
+            .collect()
+    }
+}
+
 impl Execution<'_> {
     /// Runs every repetition `results` does not hold yet: the first rounds
     /// for every cell, then, with a precision to reach, further rounds for
@@ -88,12 +99,7 @@ impl Execution<'_> {
                 cells,
             };
             for repetition in 1..=plan.repeat {
-                let due: Vec<usize> = group
-                    .cells
-                    .iter()
-                    .copied()
-                    .filter(|&i| results.cells[i].runs.len() < repetition)
-                    .collect();
+                let due = group.due(results, |cell| cell.runs.len() < repetition);
                 if self.round(results, &group, &due, runner, progress, &mut order)? {
                     return Ok(Ended::Interrupted);
                 }
@@ -132,15 +138,9 @@ impl Execution<'_> {
     ) -> Result<bool> {
         let started = Instant::now();
         loop {
-            let due: Vec<usize> = group
-                .cells
-                .iter()
-                .copied()
-                .filter(|&i| {
-                    let cell = &results.cells[i];
-                    cell.short_of(target) && cell.runs.len() < self.plan.max_repeat
-                })
-                .collect();
+            let due = group.due(results, |cell| {
+                cell.short_of(target) && cell.runs.len() < self.plan.max_repeat
+            });
             if due.is_empty() || share.is_some_and(|share| started.elapsed() >= share) {
                 return Ok(false);
             }
@@ -163,15 +163,9 @@ impl Execution<'_> {
         progress: &mut Progress,
         order: &mut usize,
     ) -> Result<bool> {
-        let due: Vec<usize> = group
-            .cells
-            .iter()
-            .copied()
-            .filter(|&i| {
-                let cell = &results.cells[i];
-                cell.status == Status::Ok && cell.cost_run.is_none() && cell.cost_absent.is_none()
-            })
-            .collect();
+        let due = group.due(results, |cell| {
+            cell.status == Status::Ok && cell.cost_run.is_none() && cell.cost_absent.is_none()
+        });
         if let Err(why) = self.counting {
             for &i in &due {
                 results.cells[i].cost_absent = Some(why.clone());
