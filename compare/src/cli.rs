@@ -134,8 +134,9 @@ pub struct RunArgs {
     /// Seconds of pingpong after connecting, before the window.
     #[arg(long, default_value_t = defaults::WARMUP, allow_negative_numbers = true, value_parser = pingpong::cli::seconds(false))]
     pub warmup: f64,
-    /// Repetitions of each cell, exactly; the cell's figure is their median.
-    /// With --precision, the fewest.
+    /// Repetitions of each cell, exactly (3 by default with --precision off);
+    /// the cell's figure is their median. With --precision, the fewest (6
+    /// by default: the fewest with a 95% interval).
     #[arg(long, allow_negative_numbers = true, value_parser = count(1000))]
     pub repeat: Option<usize>,
     /// Repeat cells, in further interleaved rounds, until the 95% interval

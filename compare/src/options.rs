@@ -103,7 +103,10 @@ fn config(args: &RunArgs) -> Result<Config> {
         (Some(Precision::Off), _) | (None, Some(_)) => None,
         (None, None) => Some(defaults::PRECISION_PERCENT),
     };
-    let repeat = args.repeat.unwrap_or(defaults::REPEAT);
+    let repeat = args.repeat.unwrap_or(match precision {
+        Some(_) => defaults::PRECISE_REPEAT,
+        None => defaults::REPEAT,
+    });
     let max_repeat = match precision {
         Some(_) => args.max_repeat.unwrap_or(defaults::MAX_REPEAT),
         None => repeat,

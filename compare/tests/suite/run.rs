@@ -342,7 +342,7 @@ fn cells_repeat_until_their_median_is_precise_enough() {
     assert_eq!(results.config.precision_percent, Some(40.0));
     assert_eq!(
         (results.config.repeat, results.config.max_repeat),
-        (3, Some(7))
+        (6, Some(7))
     );
     for cell in &results.cells {
         assert_cell_consistent(cell, 0.1);
