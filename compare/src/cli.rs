@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
+use pingpong::client::Arrival;
 use pingpong::protocol::MAX_IN_FLIGHT;
 
 use crate::named::Named;
@@ -145,6 +146,11 @@ pub struct RunArgs {
     /// fixed number of repetitions. The default unless --repeat is given.
     #[arg(long, value_name = "PCT|off", value_parser = precision)]
     pub precision: Option<Precision>,
+    /// When our client's connections start their pingpong: once every one
+    /// is up (gated), or each as soon as it is connected (immediate), as
+    /// independent clients do, so that the server accepts while it serves.
+    #[arg(long, value_enum, default_value_t = Arrival::Gated)]
+    pub arrival: Arrival,
     /// The most repetitions a cell gets in pursuit of --precision.
     #[arg(long, allow_negative_numbers = true, value_parser = count(1000))]
     pub max_repeat: Option<usize>,
@@ -181,6 +187,7 @@ pub struct RunArgs {
         "runtimes", "client", "external", "server", "remote", "remote_bin_dir", "connections",
         "threads", "block", "window", "work", "seconds", "warmup", "repeat", "precision",
         "max_repeat", "budget", "noisy", "pin", "no_latency", "no_cost", "counted", "out",
+        "arrival",
     ])]
     pub resume: Option<PathBuf>,
     /// Plain progress lines instead of a progress bar.
@@ -284,6 +291,7 @@ mod tests {
                 "--pin",
                 "--no-latency",
                 "--counted",
+                "--arrival",
                 "--out",
                 "--resume",
                 "--quiet",

@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail, ensure};
+use pingpong::client::Arrival;
 use regex::Regex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -62,6 +63,12 @@ pub struct ClientCommand {
     /// The client reads its time as a whole number of seconds (atoi).
     #[serde(default)]
     pub whole_seconds: bool,
+    /// When its connections start their pingpong: `immediate`, each as soon
+    /// as it is connected (muduo's and asio's), or `gated`, once all are.
+    /// Every file says which; results from before it was asked lack it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub arrival: Option<Arrival>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -144,6 +151,11 @@ impl External {
                 "{side}.command has no {{port}}: compare chooses the port"
             );
         }
+        ensure!(
+            self.client.arrival.is_some(),
+            "client.arrival is missing: say whether the client starts each connection's \
+             pingpong as soon as it is connected (\"immediate\") or once all are (\"gated\")"
+        );
         for needed in ["connections", "seconds"] {
             ensure!(
                 self.client.command.contains(&format!("{{{needed}}}")),
@@ -328,6 +340,7 @@ mod tests {
         throughput = '([0-9.]+) MiB/s throughput'
         unit = "MiB/s"
         whole_seconds = true
+        arrival = "immediate"
     "#;
 
     #[test]
@@ -390,6 +403,14 @@ mod tests {
             (
                 MUDUO.replace("whole_seconds", "whole_second"),
                 "unknown field",
+            ),
+            (
+                MUDUO.replace("arrival = \"immediate\"", ""),
+                "client.arrival is missing",
+            ),
+            (
+                MUDUO.replace("\"immediate\"", "\"soon\""),
+                "unknown variant",
             ),
         ] {
             let e = format!("{:#}", parse(&bad).unwrap_err());

@@ -41,5 +41,6 @@ pub mod results;
 pub mod run;
 pub mod runner;
 pub mod stats;
+pub mod tcp_stats;
 pub mod usage;
 pub mod versions;

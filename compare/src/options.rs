@@ -141,6 +141,7 @@ fn config(args: &RunArgs) -> Result<Config> {
         max_repeat: precision.map(|_| max_repeat),
         budget_seconds: precision.map(|_| args.budget.unwrap_or(defaults::BUDGET_MINUTES) * 60.0),
         counted_blocks: args.counted,
+        arrival: Some(args.arrival),
         // The ones the run names: an unused file is not the run's business.
         externals: externals
             .iter()

@@ -8,7 +8,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail, ensure};
-use pingpong::client::ClientConfig;
+use pingpong::client::{Arrival, ClientConfig};
 use pingpong::wire::{Failure, Line, Window};
 
 use crate::callgrind::{self, Callgrind};
@@ -19,6 +19,7 @@ use crate::program::Program;
 use crate::remote::{Site, Ssh};
 use crate::results::{Cost, Counted};
 use crate::runner::{ClientMeasurement, Job, Measurement, RepetitionError, Runner, Side};
+use crate::tcp_stats::TcpStats;
 use crate::usage::Sample;
 
 /// How long a server may take to print its ready line (under callgrind, six
@@ -207,14 +208,21 @@ impl ProcessRunner {
             (false, Mode::Timed) => Counting::Off(TIMED),
         };
         let mut server = start_server(job, &self.site, mode, counting)?;
+        // The counters of this host's kernel say nothing of a server on another.
+        let tcp_before = match self.site {
+            Site::Ssh(_) => None,
+            Site::Local | Site::Given(_) => TcpStats::read().ok(),
+        };
         let measured = match job.client {
             Program::Binary { path, .. } => our_client(job, path, &mut server, mode, counting),
             Program::External(e) => external_client(job, e, &mut server).map_err(Into::into),
         };
-        let measured = match (measured, &mut server.process) {
-            (Err(e), Some(process)) => return Err(blamed(process, e)),
-            (measured, _) => measured?,
+        let tcp = tcp_before.and_then(|before| Some(TcpStats::read().ok()?.since(&before)));
+        let mut measured = match (measured, &mut server.process) {
+            (Err(e), Some(process)) => return Err(troubled(blamed(process, e), tcp)),
+            (measured, _) => measured.map_err(|e| troubled(e, tcp))?,
         };
+        measured.tcp = tcp;
         if let Some(mut process) = server.process {
             if let Some(status) = process.exited()? {
                 let stderr = process.stderr_tail();
@@ -239,6 +247,15 @@ fn blamed(server: &mut Process, error: RepetitionError) -> RepetitionError {
                 .into()
         }
         _ => error,
+    }
+}
+
+/// A failure, with the kernel's count of connection troubles over the
+/// repetition where there were any: a full accept queue is often the cause.
+fn troubled(error: RepetitionError, tcp: Option<TcpStats>) -> RepetitionError {
+    match (error, tcp.and_then(|t| t.troubles())) {
+        (RepetitionError::Failed(e), Some(troubles)) => anyhow!("{e:#}; {troubles}").into(),
+        (error, _) => error,
     }
 }
 
@@ -419,6 +436,7 @@ fn client_config(job: &Job, connect: SocketAddr) -> ClientConfig {
         seconds: job.seconds,
         latency: job.latency,
         blocks: None,
+        arrival: job.arrival,
     }
 }
 
@@ -484,6 +502,9 @@ fn our_client(
     }
     if !config.latency {
         args.push("--no-latency".into());
+    }
+    if config.blocks.is_none() && config.arrival == Arrival::Immediate {
+        args.extend(["--arrival".into(), "immediate".into()]);
     }
     let (program, args) = mode.wrap(Side::Client, bin, args);
     let mut client = Process::spawn(
@@ -551,6 +572,7 @@ fn our_client(
         client_cost,
         cost_absent,
         counted: None,
+        tcp: None,
     })
 }
 
@@ -573,6 +595,7 @@ fn external_client(job: &Job, e: &External, server: &mut Server) -> Result<Measu
     let config = ClientConfig {
         warmup: Duration::ZERO,
         latency: false,
+        arrival: e.client.arrival.unwrap_or_default(),
         ..client_config(job, server.addr)
     };
     let (status, stdout, stderr) = client.output(Instant::now() + config.deadline() + MARGIN)?;
@@ -600,6 +623,7 @@ fn external_client(job: &Job, e: &External, server: &mut Server) -> Result<Measu
         client_cost: None,
         cost_absent: Some("an external client announces no window".into()),
         counted: None,
+        tcp: None,
     })
 }
 
@@ -628,5 +652,38 @@ fn failure(side: Side, f: Failure) -> RepetitionError {
             message: f.message,
         },
         None => anyhow!("{side}: {}", f.message).into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_names_the_connection_troubles_the_kernel_counted() {
+        let overflowed = TcpStats {
+            listen_overflows: 12,
+            listen_drops: 12,
+            syn_retransmits: 20,
+            ..TcpStats::default()
+        };
+        let failed = || RepetitionError::Failed(anyhow!("the client passed its deadline"));
+        let named = troubled(failed(), Some(overflowed)).to_string();
+        assert_eq!(
+            named,
+            "the client passed its deadline; the kernel counted 12 listen-queue overflows, \
+             12 listen drops and 20 SYN retransmissions over the run"
+        );
+        let quiet = troubled(failed(), Some(TcpStats::default())).to_string();
+        assert_eq!(quiet, "the client passed its deadline");
+        let unavailable = RepetitionError::Unavailable {
+            side: Side::Server,
+            short: "no io_uring".into(),
+            message: "io_uring is off".into(),
+        };
+        assert!(matches!(
+            troubled(unavailable, Some(overflowed)),
+            RepetitionError::Unavailable { .. }
+        ));
     }
 }

@@ -8,6 +8,7 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context, Result, ensure};
+use pingpong::client::Arrival;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -17,6 +18,7 @@ use crate::implementation::Implementation;
 use crate::matrix::{Load, Workload};
 use crate::placement::Placement;
 use crate::stats;
+use crate::tcp_stats::TcpStats;
 use crate::usage::Usage;
 
 pub const SCHEMA: u32 = 1;
@@ -133,6 +135,11 @@ pub struct Config {
     /// every repetition; absent: not counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counted_blocks: Option<u64>,
+    /// `--arrival`: when our client's connections start their pingpong
+    /// (absent: gated, as before the option existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub arrival: Option<Arrival>,
     /// `--budget`: the time, in seconds, the repetitions beyond `repeat` may take in all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_seconds: Option<f64>,
@@ -377,6 +384,17 @@ pub struct Run {
     /// Round-trip times of blocks inside the window.
     #[serde(default)]
     pub rtt: Option<Rtt>,
+    /// Each connection's time to connect, SYN retransmissions included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect: Option<Rtt>,
+    /// Each connection's first round trip; with immediate arrival it waits
+    /// for the server to accept the connection too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_rtt: Option<Rtt>,
+    /// What the kernel counted of TCP over the whole repetition (connecting,
+    /// warm-up, window, drain): listen-queue overflows, SYN retransmissions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpStats>,
     /// What each process spent over the window.
     #[serde(default)]
     pub server_usage: Option<Usage>,
@@ -543,6 +561,11 @@ impl Config {
     /// The CPU placement, as the run set it or by default.
     pub fn pin(&self) -> &str {
         self.pin.as_deref().unwrap_or(defaults::PIN)
+    }
+
+    /// When our client's connections start, as the run set it or by default.
+    pub fn arrival(&self) -> Arrival {
+        self.arrival.unwrap_or_default()
     }
 
     /// The noise threshold, as the run set it or by default.

@@ -6,12 +6,14 @@
 use std::fmt;
 use std::time::Duration;
 
+use pingpong::client::Arrival;
 use pingpong::wire::ClientResult;
 
 use crate::matrix::{Load, Workload};
 use crate::placement::Placement;
 use crate::program::Program;
 use crate::results::{Cost, Counted};
+use crate::tcp_stats::TcpStats;
 use crate::usage::Usage;
 
 /// What one repetition runs.
@@ -26,6 +28,8 @@ pub struct Job<'a> {
     pub seconds: Duration,
     /// Whether the client records round-trip times.
     pub latency: bool,
+    /// When our client's connections start their pingpong.
+    pub arrival: Arrival,
     pub placement: &'a Placement,
     /// Whether the kernel counts each process's system calls and switches:
     /// a cost run. Counting slows every system call, so a timed run is never
@@ -51,6 +55,9 @@ pub struct Measurement {
     /// Each side's instructions and system calls per block, counted with a
     /// fixed number of blocks, or why not (where asked for).
     pub counted: Option<Result<Counted, String>>,
+    /// What the kernel counted of TCP over the repetition (absent where
+    /// the server runs on another host, or the counters cannot be read).
+    pub tcp: Option<TcpStats>,
 }
 
 #[derive(Debug)]

@@ -27,6 +27,7 @@ fn session(c: &mut Criterion) {
             latency,
             window: 1,
             blocks: None,
+            arrival: Default::default(),
         });
         client.open_window();
         let mut session = Session::new(&client);

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::client::ClientConfig;
+use crate::client::{Arrival, ClientConfig};
 use crate::driver::server::ServerConfig;
 use crate::driver::{client, server};
 use crate::protocol::MAX_IN_FLIGHT;
@@ -68,6 +68,10 @@ pub struct ClientArgs {
     /// Do not record round-trip times.
     #[arg(long)]
     pub no_latency: bool,
+    /// When each connection starts its pingpong: once all are up (gated),
+    /// or as soon as it is connected (immediate), as independent clients do.
+    #[arg(long, value_enum, default_value_t = Arrival::Gated, conflicts_with = "blocks")]
+    pub arrival: Arrival,
     /// After the result, wait until stdin closes before exiting, so that an
     /// orchestrator samples a live process at the window's end.
     #[arg(long)]
@@ -143,6 +147,7 @@ impl From<ClientArgs> for ClientConfig {
             latency: !a.no_latency,
             window: a.shape.window as usize,
             blocks: a.blocks,
+            arrival: a.arrival,
         }
     }
 }

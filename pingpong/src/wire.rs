@@ -58,7 +58,7 @@ pub struct ClientResult {
     /// The window as measured with a monotonic clock.
     pub seconds: f64,
     /// Time from starting the client runtime until every connection was up
-    /// (no traffic flows until then).
+    /// (no traffic flows until then, unless arrival is immediate).
     pub connect_seconds: f64,
     /// Connections that ended cleanly after at least one whole block came back verified.
     pub verified_connections: usize,
@@ -73,6 +73,14 @@ pub struct ClientResult {
     /// base64 HdrHistogram V2 encoding; absent when recording was off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rtt_histogram: Option<String>,
+    /// Each connection's time to connect (from starting to connect until
+    /// established), in nanoseconds, encoded as `rtt_histogram` is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_histogram: Option<String>,
+    /// Each connection's first round trip, in nanoseconds: with immediate
+    /// arrival it includes the wait for the server to accept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_rtt_histogram: Option<String>,
     /// The CPUs the client process may run on, as it sees its own affinity.
     #[serde(default)]
     pub cpus: Vec<usize>,

@@ -32,11 +32,7 @@ pub fn tables(view: &View) -> Vec<Grid> {
     view.loads
         .iter()
         .filter_map(|&load| {
-            let cells: Vec<&Cell> = view
-                .implementations()
-                .iter()
-                .filter_map(|r| view.cell(load, r))
-                .collect();
+            let cells: Vec<&Cell> = view.cells_at(load).collect();
             let counted = cells.iter().any(|c| {
                 c.figures
                     .as_ref()

@@ -185,11 +185,15 @@ impl<'a> View<'a> {
         self.cells.get(&(load, implementation)).copied()
     }
 
-    fn oversubscribed(&self, load: Load) -> bool {
+    /// The cells at `load`, in the implementations' order.
+    pub fn cells_at(&self, load: Load) -> impl Iterator<Item = &'a Cell> + '_ {
         self.implementations()
             .iter()
-            .filter_map(|r| self.cell(load, r))
-            .any(|c| c.placement.oversubscribed)
+            .filter_map(move |r| self.cell(load, r))
+    }
+
+    fn oversubscribed(&self, load: Load) -> bool {
+        self.cells_at(load).any(|c| c.placement.oversubscribed)
     }
 
     fn threads_ignored(&self, implementation: &str) -> bool {
@@ -349,9 +353,7 @@ impl<'a> View<'a> {
             .iter()
             .map(|&load| {
                 let rows = self
-                    .implementations()
-                    .iter()
-                    .filter_map(|r| self.cell(load, r))
+                    .cells_at(load)
                     .map(|c| detail_row(c, self.results.config.precision_percent))
                     .collect();
                 let mark = if self.oversubscribed(load) { "*" } else { "" };

@@ -3,6 +3,7 @@
 //! each behind [`document::Export`]. Renderers read only the results file,
 //! and render it the same way every time: the same file gives the same bytes.
 
+mod arrivals;
 mod cost;
 mod csv;
 mod document;

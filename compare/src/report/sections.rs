@@ -1,8 +1,8 @@
 //! The report's parts in order, as every renderer of a whole report draws
 //! them: the sections of tables, and the notes that explain their marks.
 
-use super::cost;
 use super::grid::{DETAIL_LEGEND, Grid, View, plural, status};
+use super::{arrivals, cost};
 use crate::results::{Results, Status};
 
 /// The report's sections in order, every workload's tables in each: heading and tables.
@@ -18,6 +18,7 @@ pub fn report_sections(views: &[View], reference: &str) -> Vec<(String, Vec<Grid
         ),
         ("Every figure, load by load".into(), all(&|v| v.details())),
         ("Cost per block".into(), all(&|v| cost::tables(v))),
+        ("Connection arrivals".into(), all(&|v| arrivals::tables(v))),
     ]
     .into_iter()
     .filter(|(_, grids)| !grids.is_empty())
@@ -130,6 +131,13 @@ pub fn notes(results: &Results, details: bool) -> Vec<String> {
                     .into(),
             );
         }
+    }
+    if details
+        && View::all(results)
+            .iter()
+            .any(|v| !arrivals::tables(v).is_empty())
+    {
+        notes.push(arrivals::LEGEND.into());
     }
     let mut absent: Vec<&str> = results
         .cells

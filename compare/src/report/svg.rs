@@ -134,9 +134,7 @@ fn of_workload(view: &View) -> Result<Vec<Chart>> {
     };
     for &load in &view.loads {
         let sliced = view
-            .implementations()
-            .iter()
-            .filter_map(|r| view.cell(load, r))
+            .cells_at(load)
             .any(|c| c.runs.iter().any(|r| r.series.is_some()));
         if !sliced {
             continue;

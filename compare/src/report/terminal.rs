@@ -1,24 +1,32 @@
 //! The answer in the terminal, as `compare run` prints it last: the muduo
-//! tables and what their marks mean. Every other figure is in the report.
+//! tables, how the connections arrived where that was in question, and
+//! what their marks mean. Every other figure is in the report.
 
 use std::fmt::Write;
 
 use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 
+use super::arrivals;
 use super::grid::{Grid, View};
 use super::sections::notes;
 use crate::results::Results;
 
 pub fn render(results: &Results) -> String {
     let mut out = String::new();
+    let mut arrived = false;
     for view in View::all(results) {
-        for grid in view.throughput() {
+        let arrivals = arrivals::tables(&view);
+        arrived |= !arrivals.is_empty();
+        for grid in view.throughput().into_iter().chain(arrivals) {
             let _ = writeln!(out, "\n{}\n{}", grid.title, table(&grid));
         }
     }
     out.push('\n');
     for note in notes(results, false) {
         let _ = writeln!(out, "{note}");
+    }
+    if arrived {
+        let _ = writeln!(out, "{}", arrivals::LEGEND);
     }
     out
 }

@@ -302,6 +302,7 @@ impl Execution<'_> {
             warmup: Duration::from_secs_f64(config.warmup),
             seconds: Duration::from_secs_f64(config.seconds),
             latency: self.plan.latency,
+            arrival: config.arrival(),
             placement: group.placement,
             counting,
         }
@@ -331,6 +332,9 @@ fn run_of(order: usize, block: usize, m: Measurement) -> Result<Run> {
         fairness: None,
         starved_connections: None,
         rtt: None,
+        connect: None,
+        first_rtt: None,
+        tcp: m.tcp,
         mib_per_server_cpu_s: m
             .server_usage
             .filter(|u| u.cpu_percent > 0.0)
@@ -352,6 +356,8 @@ fn run_of(order: usize, block: usize, m: Measurement) -> Result<Run> {
             run.fairness = r.fairness;
             run.starved_connections = Some(r.starved_connections);
             run.rtt = r.rtt_histogram.map(Rtt::from_histogram).transpose()?;
+            run.connect = r.connect_histogram.map(Rtt::from_histogram).transpose()?;
+            run.first_rtt = r.first_rtt_histogram.map(Rtt::from_histogram).transpose()?;
             run.client_cpus = r.cpus;
             run.series = (!r.series.is_empty()).then_some(Series {
                 seconds: r.slice_seconds,
@@ -426,6 +432,8 @@ mod tests {
                 fairness: Some(1.0),
                 starved_connections: 0,
                 rtt_histogram: None,
+                connect_histogram: None,
+                first_rtt_histogram: None,
                 cpus: vec![1],
                 series: vec![bytes / 2, bytes - bytes / 2],
                 slice_seconds: vec![0.5, 0.5],
@@ -437,6 +445,7 @@ mod tests {
             client_cost: None,
             cost_absent: Some("counted by no kernel: a mock".into()),
             counted: None,
+            tcp: None,
         }
     }
 
@@ -496,6 +505,7 @@ mod tests {
             precision_percent: None,
             max_repeat: None,
             budget_seconds: None,
+            arrival: None,
             counted_blocks: None,
             externals: Vec::new(),
             remote: None,

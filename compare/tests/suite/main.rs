@@ -1,6 +1,7 @@
 //! `compare` end to end: the real binary, which builds and runs the real
 //! runtime binaries. Real processes, real sockets on loopback.
 
+mod arrivals;
 mod check;
 mod common;
 mod errors;

@@ -7,5 +7,5 @@ mod tasks;
 
 pub use session::{Next, Session, SessionError};
 pub(crate) use state::Shares;
-pub use state::{Client, ClientConfig, Phase};
+pub use state::{Arrival, Arrivals, Client, ClientConfig, Phase};
 pub use tasks::{Joined, all_connections, connection};

@@ -4,8 +4,9 @@
 //! baseline) drive this one definition of the client's side.
 
 use std::io;
+use std::time::Instant;
 
-use super::state::{Client, Phase};
+use super::state::{Arrived, Client, Phase};
 use crate::latency::Clock;
 use crate::protocol::{Mismatch, Verifier};
 
@@ -51,6 +52,13 @@ pub struct Session<'a> {
     limit: Option<u64>,
     /// Absent when the client records no round-trip times.
     clock: Option<Clock>,
+    /// When the session began to connect.
+    began: Instant,
+    /// When the first block went out, until it came back.
+    first_sent: Option<Instant>,
+    /// Given to the client when the session ends, not as it happens, so
+    /// that busy connections take no shared lock.
+    arrived: Arrived,
 }
 
 impl<'a> Session<'a> {
@@ -65,7 +73,16 @@ impl<'a> Session<'a> {
                 .blocks
                 .map(|blocks| blocks * client.config.block as u64),
             clock: client.recorders().map(Clock::new),
+            began: Instant::now(),
+            first_sent: None,
+            arrived: Arrived::default(),
         }
+    }
+
+    /// The connection is established, with TCP_NODELAY set.
+    pub fn connected(&mut self) {
+        self.arrived.connect = Some(self.began.elapsed());
+        self.client.connected();
     }
 
     /// The blocks each connection opens with (its window), to be written
@@ -74,6 +91,7 @@ impl<'a> Session<'a> {
         if let Some(clock) = &mut self.clock {
             clock.start(self.client.config.window);
         }
+        self.first_sent = Some(Instant::now());
         &self.client.first
     }
 
@@ -81,6 +99,12 @@ impl<'a> Session<'a> {
     pub fn on_data(&mut self, data: &[u8]) -> Result<Next, SessionError> {
         let before = self.verifier.offset();
         self.verifier.check(data)?;
+        if let Some(sent) = self.first_sent
+            && self.verifier.offset() >= self.client.pattern.len() as u64
+        {
+            self.arrived.first_rtt = Some(sent.elapsed());
+            self.first_sent = None;
+        }
         if self.draining {
             return Ok(Next::Drain);
         }
@@ -137,7 +161,7 @@ impl<'a> Session<'a> {
 
 impl Drop for Session<'_> {
     fn drop(&mut self) {
-        self.client.session_ended(&self.counted);
+        self.client.session_ended(&self.counted, self.arrived);
     }
 }
 
@@ -163,6 +187,7 @@ mod tests {
             latency: true,
             window: 1,
             blocks: None,
+            arrival: Default::default(),
         })
     }
 
@@ -205,6 +230,25 @@ mod tests {
             s.on_eof().unwrap();
         }
         assert_eq!(client.bytes(), 200);
+    }
+
+    #[test]
+    fn a_session_gives_its_connect_time_and_first_round_trip_as_it_ends() {
+        let client = client(100);
+        let data = stream(100, 200);
+        {
+            let mut s = Session::new(&client);
+            s.connected();
+            assert_eq!(client.connected_count(), 1);
+            s.first_block();
+            s.on_data(&data[..50]).unwrap();
+            s.on_data(&data[50..]).unwrap();
+            // Kept by the session until it ends: no shared lock meanwhile.
+            assert_eq!(client.arrivals().connect.len(), 0);
+        }
+        let arrivals = client.arrivals();
+        // One of each, though two blocks came back.
+        assert_eq!((arrivals.connect.len(), arrivals.first_rtt.len()), (1, 1));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::task::Waker;
 use std::time::{Duration, Instant};
 
 use crate::gate::Gate;
-use crate::latency::Recorders;
+use crate::latency::{Histogram, Recorders, histogram};
 use crate::protocol::pattern;
 
 /// Where the run is, as every connection sees it after each read.
@@ -33,6 +33,29 @@ pub enum Phase {
 pub const SLICES: usize = 20;
 pub const MIN_SLICE: Duration = Duration::from_millis(10);
 
+/// When a connection starts its pingpong.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrival {
+    /// Once every connection is up (a start gate): the server accepts all
+    /// of them before it serves any.
+    #[default]
+    Gated,
+    /// As soon as it is connected, as independent clients do: the server
+    /// accepts while it serves.
+    Immediate,
+}
+
 /// What the client was asked to do.
 #[derive(Debug, Clone)]
 pub struct ClientConfig {
@@ -50,6 +73,7 @@ pub struct ClientConfig {
     /// counted, after which it stops (a fixed amount of work, for counting
     /// instructions).
     pub blocks: Option<u64>,
+    pub arrival: Arrival,
 }
 
 /// The state every connection of one client process shares.
@@ -73,11 +97,39 @@ pub struct Client {
     returned: AtomicBool,
     first_error: Mutex<Option<String>>,
     recorders: Option<Recorders>,
+    arrivals: Mutex<Arrivals>,
     shares: Mutex<Shares>,
     /// Signalled, under `shares`' lock, when a connection comes up, ends or
     /// fails: the driver waits on it instead of polling, so that a count of
     /// its instructions does not grow with the time it waits.
     changed: Condvar,
+}
+
+/// How the connections arrived, one entry per connection, in nanoseconds.
+#[derive(Debug, Clone)]
+pub struct Arrivals {
+    /// From starting to connect until connected (the kernel's handshake,
+    /// SYN retransmissions included).
+    pub connect: Histogram,
+    /// The connection's first round trip: with immediate arrival it also
+    /// waits for the server to accept the connection.
+    pub first_rtt: Histogram,
+}
+
+/// How one connection arrived, where it got that far.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Arrived {
+    pub(crate) connect: Option<Duration>,
+    pub(crate) first_rtt: Option<Duration>,
+}
+
+impl Default for Arrivals {
+    fn default() -> Self {
+        Self {
+            connect: histogram(),
+            first_rtt: histogram(),
+        }
+    }
 }
 
 /// How the window's bytes were shared among the connections, and over time.
@@ -117,6 +169,7 @@ impl Client {
             returned: AtomicBool::new(false),
             first_error: Mutex::new(None),
             recorders: config.latency.then(Recorders::default),
+            arrivals: Mutex::default(),
             shares: Mutex::default(),
             changed: Condvar::new(),
             config,
@@ -168,10 +221,21 @@ impl Client {
     }
 
     /// A connection is established, with TCP_NODELAY set; it sends nothing
-    /// until the run starts.
-    pub fn connected(&self) {
-        self.connected.fetch_add(1, Ordering::Relaxed);
-        self.signal();
+    /// until the run starts (unless arrival is immediate). Only the last one
+    /// wakes the driver: with immediate arrival, thousands of busy
+    /// connection threads taking its lock one by one each hold up the rest.
+    pub(crate) fn connected(&self) {
+        if self.connected.fetch_add(1, Ordering::Relaxed) + 1 == self.config.connections {
+            self.signal();
+        }
+    }
+
+    /// How the connections that ended had arrived.
+    pub fn arrivals(&self) -> Arrivals {
+        self.arrivals
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// How many connections are up.
@@ -213,9 +277,18 @@ impl Client {
         self.verified.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// A session is over (its failure, if any, already recorded): its
-    /// window bytes, slice by slice, join the totals.
-    pub(crate) fn session_ended(&self, slices: &[u64]) {
+    /// A session is over (its failure, if any, already recorded): how it
+    /// arrived, and its window bytes, slice by slice, join the totals.
+    pub(crate) fn session_ended(&self, slices: &[u64], arrived: Arrived) {
+        {
+            let mut arrivals = self.arrivals.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(took) = arrived.connect {
+                record(&mut arrivals.connect, took);
+            }
+            if let Some(took) = arrived.first_rtt {
+                record(&mut arrivals.first_rtt, took);
+            }
+        }
         let bytes: u64 = slices.iter().sum();
         self.bytes.fetch_add(bytes, Ordering::Relaxed);
         let mut shares = self.shares.lock().unwrap_or_else(|e| e.into_inner());
@@ -288,6 +361,11 @@ impl Client {
     }
 }
 
+/// Records `took` in nanoseconds; a histogram's range ends at an hour.
+fn record(h: &mut Histogram, took: Duration) {
+    h.saturating_record((took.as_nanos() as u64).max(1));
+}
+
 impl ClientConfig {
     /// How many slices the window is cut into: up to [`SLICES`], none
     /// shorter than [`MIN_SLICE`].
@@ -325,9 +403,14 @@ impl ClientConfig {
     }
 
     /// How long connecting may take: generous, since a full accept queue makes
-    /// the kernel retry SYNs after a second or more.
+    /// the kernel retry SYNs after a second or more; with immediate arrival,
+    /// when a busy server fills its queue, long enough for five retries
+    /// (after 1, 3, 7, 15 and 31 s).
     pub fn connect_deadline(&self) -> Duration {
-        self.per_connection_deadline()
+        match self.arrival {
+            Arrival::Gated => self.per_connection_deadline(),
+            Arrival::Immediate => self.per_connection_deadline() + Duration::from_secs(31),
+        }
     }
 
     /// How long connections may take to see the window close and drain:
@@ -375,6 +458,7 @@ mod tests {
             latency: false,
             window: 1,
             blocks: None,
+            arrival: Default::default(),
         })
     }
 
@@ -382,13 +466,13 @@ mod tests {
     fn fairness_is_one_when_even_and_k_over_n_when_k_do_everything() {
         let c = client(1, 4);
         for bytes in [100, 100, 100, 100] {
-            c.session_ended(&[bytes]);
+            c.session_ended(&[bytes], Arrived::default());
         }
         assert_eq!(c.shares().fairness(), Some(1.0));
         assert_eq!(c.shares().starved, 0);
         let c = client(1, 4);
         for bytes in [0, 300, 0, 0] {
-            c.session_ended(&[bytes]);
+            c.session_ended(&[bytes], Arrived::default());
         }
         assert_eq!(c.shares().fairness(), Some(0.25));
         assert_eq!(c.shares().starved, 3);
@@ -398,8 +482,8 @@ mod tests {
     #[test]
     fn the_series_adds_every_sessions_slices() {
         let c = client(1, 2);
-        c.session_ended(&[1, 2, 3]);
-        c.session_ended(&[10, 0, 30]);
+        c.session_ended(&[1, 2, 3], Arrived::default());
+        c.session_ended(&[10, 0, 30], Arrived::default());
         assert_eq!(c.shares().series, [11, 2, 33]);
         assert_eq!(c.bytes(), 46);
     }

@@ -40,8 +40,8 @@ where
     Ok(())
 }
 
-/// One client connection: `connect`, wait until every connection is up,
-/// write the first block, then verify and echo until the window closes;
+/// One client connection: `connect`, wait for the start (every connection
+/// up, unless arrival is immediate), write the first block, then verify and echo until the window closes;
 /// half-close and drain. A failure is recorded
 /// in `client` and ends only this connection.
 pub async fn connection<S: Stream>(
@@ -60,7 +60,7 @@ async fn run_connection<S: Stream>(
     connect: impl Future<Output = io::Result<S>>,
 ) -> Result<(), SessionError> {
     let mut stream = connect.await.map_err(SessionError::Connect)?;
-    client.connected();
+    session.connected();
     client.wait_for_start().await;
     let first = session.first_block();
     let (written, mut buf) = stream.write_all(first.to_vec(), first.len()).await;

@@ -6,7 +6,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::client::{Client, ClientConfig, Shares};
+use crate::client::{Arrival, Client, ClientConfig, Shares};
 use crate::fault::{self, Fault};
 use crate::latency;
 use crate::runtime::Runtime;
@@ -54,6 +54,10 @@ pub fn run<R: Runtime>(config: ClientConfig) -> Result<ClientResult, ClientError
         fault::abort_after(after);
     }
     let client = Arc::new(Client::new(config));
+    if client.config.arrival == Arrival::Immediate {
+        // No gate: each connection starts as soon as it is up.
+        client.start();
+    }
     let start = Instant::now();
     let (done_tx, done_rx) = mpsc::channel();
     {
@@ -146,6 +150,7 @@ fn drive(
         || ClientError::DrainTimeout(config.drain_deadline()),
     )?;
     let shares = client.shares();
+    let arrivals = client.arrivals();
     let slice_seconds = match config.blocks {
         None => vec![config.slice_length().as_secs_f64(); config.slices()],
         Some(_) => vec![seconds],
@@ -161,6 +166,8 @@ fn drive(
         fairness: shares.fairness(),
         starved_connections: shares.starved,
         rtt_histogram: client.recorders().map(|r| latency::encode(&r.merged())),
+        connect_histogram: Some(latency::encode(&arrivals.connect)),
+        first_rtt_histogram: Some(latency::encode(&arrivals.first_rtt)),
         cpus: affinity::cpus(),
         series: shares.series,
         slice_seconds,

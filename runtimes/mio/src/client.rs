@@ -43,6 +43,7 @@ pub fn event_loop(client: &Client, connections: usize) -> io::Result<()> {
     let mut events = Events::with_capacity(1024);
     let mut conns = Vec::with_capacity(connections);
     for i in 0..connections {
+        let session = Session::new(client);
         let mut stream = TcpStream::connect(client.config.connect)?;
         poll.registry().register(
             &mut stream,
@@ -51,7 +52,7 @@ pub fn event_loop(client: &Client, connections: usize) -> io::Result<()> {
         )?;
         conns.push(Some(Conn {
             pipe: Pipe::new(stream, client.config.in_flight()),
-            session: Session::new(client),
+            session,
             connected: false,
             started: false,
         }));
@@ -103,7 +104,7 @@ impl Conn<'_> {
             if !self.finish_connect().map_err(SessionError::Connect)? {
                 return Ok(true);
             }
-            client.connected();
+            self.session.connected();
         }
         if !self.started {
             if !client.started() {

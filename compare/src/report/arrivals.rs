@@ -1,0 +1,104 @@
+//! The arrivals tables: how the connections came up, where the run asked
+//! for immediate arrival or the kernel counted connection trouble. A server
+//! whose accept queue overflows while it serves makes clients wait seconds
+//! for SYN retransmissions; the throughput tables do not show it.
+
+use pingpong::client::Arrival;
+
+use super::grid::{Entry, Grid, View, plural};
+use crate::results::{Cell, Rtt, Run, Status};
+use crate::stats::median;
+use crate::tcp_stats::TcpStats;
+
+/// What the arrivals tables' columns mean.
+pub const LEGEND: &str = "Arrival tables: medians of the runs; all up = seconds until every \
+    connection was connected; connect = each connection's time to connect, SYN retransmissions \
+    included; 1st RTT = each connection's first round trip, which with immediate arrival also \
+    waits for the server to accept it; overflows, drops, SYN retrans = what the kernel counted \
+    over each run (TcpExt ListenOverflows, ListenDrops, TCPSynRetrans: the whole machine's), \
+    median [max]";
+
+const HEADER: [&str; 10] = [
+    "implementation",
+    "all up s",
+    "connect p50 ms",
+    "connect p99 ms",
+    "connect max ms",
+    "1st RTT p50 ms",
+    "1st RTT p99 ms",
+    "overflows",
+    "drops",
+    "SYN retrans",
+];
+
+/// One table per load, where the run's connections arrived immediately or
+/// a run of the load counted listen drops or SYN retransmissions.
+pub fn tables(view: &View) -> Vec<Grid> {
+    let immediate = view.results.config.arrival() == Arrival::Immediate;
+    view.loads
+        .iter()
+        .filter_map(|&load| {
+            let cells: Vec<&Cell> = view.cells_at(load).collect();
+            let troubled = cells
+                .iter()
+                .flat_map(|c| &c.runs)
+                .any(|r| r.tcp.is_some_and(|t| t.troubles().is_some()));
+            let measured = cells
+                .iter()
+                .flat_map(|c| &c.runs)
+                .any(|r| r.connect.is_some() || r.tcp.is_some());
+            (measured && (immediate || troubled)).then(|| Grid {
+                title: view.titled(format!(
+                    "Arrivals, {} thread{}, {} connection{}{}",
+                    load.threads,
+                    plural(load.threads),
+                    load.connections,
+                    plural(load.connections),
+                    if immediate { ", immediate start" } else { "" }
+                )),
+                header: HEADER.iter().map(ToString::to_string).collect(),
+                rows: cells.into_iter().map(row).collect(),
+            })
+        })
+        .collect()
+}
+
+fn row(cell: &Cell) -> Vec<Entry> {
+    let runs: &[Run] = match cell.status {
+        Status::Ok => &cell.runs,
+        _ => &[],
+    };
+    let of = |pick: &dyn Fn(&Run) -> Option<f64>, scale: f64, digits: usize| {
+        let values: Vec<f64> = runs.iter().filter_map(pick).collect();
+        median(&values).map_or("-".into(), |m| format!("{:.digits$}", m * scale))
+    };
+    let ms = |rtt: fn(&Run) -> Option<&Rtt>, quantile: fn(&Rtt) -> f64| {
+        of(&|r| rtt(r).map(quantile), 1e-3, 1)
+    };
+    let count = |pick: fn(&TcpStats) -> u64| {
+        let values: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| r.tcp.map(|t| pick(&t) as f64))
+            .collect();
+        match (median(&values), values.iter().copied().reduce(f64::max)) {
+            (Some(m), Some(max)) if max > m => format!("{m:.0} [{max:.0}]"),
+            (Some(m), _) => format!("{m:.0}"),
+            _ => "-".into(),
+        }
+    };
+    [
+        cell.implementation.clone(),
+        of(&|r| r.connect_seconds, 1.0, 2),
+        ms(|r| r.connect.as_ref(), |t| t.p50_us),
+        ms(|r| r.connect.as_ref(), |t| t.p99_us),
+        ms(|r| r.connect.as_ref(), |t| t.max_us),
+        ms(|r| r.first_rtt.as_ref(), |t| t.p50_us),
+        ms(|r| r.first_rtt.as_ref(), |t| t.p99_us),
+        count(|t| t.listen_overflows),
+        count(|t| t.listen_drops),
+        count(|t| t.syn_retransmits),
+    ]
+    .into_iter()
+    .map(Entry::plain)
+    .collect()
+}

@@ -1,0 +1,150 @@
+//! The kernel's TCP counters over a repetition (`/proc/net/netstat` and
+//! `/proc/net/snmp`): what happened to connections the processes never
+//! see, such as SYNs dropped because a listener's accept queue was full and
+//! sent again seconds later. They count the whole network namespace, so
+//! they are a repetition's own only while nothing else connects here.
+
+use std::collections::HashMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// TCP counters of the network namespace, or their change over a repetition.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TcpStats {
+    /// Handshakes completed that the accept queue had no room for
+    /// (TcpExt ListenOverflows).
+    pub listen_overflows: u64,
+    /// SYNs and handshakes a listener dropped, overflows among them
+    /// (TcpExt ListenDrops).
+    pub listen_drops: u64,
+    /// SYNs sent again for want of an answer (TcpExt TCPSynRetrans).
+    pub syn_retransmits: u64,
+    /// Segments sent again, SYNs among them (Tcp RetransSegs).
+    pub retransmitted_segments: u64,
+    /// Connections opened by connect(2) (Tcp ActiveOpens).
+    pub active_opens: u64,
+    /// Connections a listener completed (Tcp PassiveOpens).
+    pub passive_opens: u64,
+}
+
+impl TcpStats {
+    /// The counters now.
+    pub fn read() -> Result<Self, String> {
+        let read = |path: &str| std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"));
+        Self::parse(&read("/proc/net/netstat")?, &read("/proc/net/snmp")?)
+    }
+
+    /// The counters in the two files' text: each a header line of names and
+    /// a line of values per group (`TcpExt: ...`, `Tcp: ...`).
+    fn parse(netstat: &str, snmp: &str) -> Result<Self, String> {
+        let mut values = HashMap::new();
+        for text in [netstat, snmp] {
+            let lines: Vec<&str> = text.lines().collect();
+            for pair in lines.chunks(2) {
+                let [names, numbers] = pair else { continue };
+                let (Some((group, names)), Some((_, numbers))) =
+                    (names.split_once(':'), numbers.split_once(':'))
+                else {
+                    continue;
+                };
+                for (name, number) in names.split_whitespace().zip(numbers.split_whitespace()) {
+                    if let Ok(number) = number.parse::<u64>() {
+                        values.insert(format!("{group}:{name}"), number);
+                    }
+                }
+            }
+        }
+        let get = |key: &str| {
+            values
+                .get(key)
+                .copied()
+                .ok_or_else(|| format!("the kernel reports no {key}"))
+        };
+        Ok(Self {
+            listen_overflows: get("TcpExt:ListenOverflows")?,
+            listen_drops: get("TcpExt:ListenDrops")?,
+            syn_retransmits: get("TcpExt:TCPSynRetrans")?,
+            retransmitted_segments: get("Tcp:RetransSegs")?,
+            active_opens: get("Tcp:ActiveOpens")?,
+            passive_opens: get("Tcp:PassiveOpens")?,
+        })
+    }
+
+    /// What changed since `earlier`.
+    pub fn since(&self, earlier: &Self) -> Self {
+        Self {
+            listen_overflows: self
+                .listen_overflows
+                .saturating_sub(earlier.listen_overflows),
+            listen_drops: self.listen_drops.saturating_sub(earlier.listen_drops),
+            syn_retransmits: self.syn_retransmits.saturating_sub(earlier.syn_retransmits),
+            retransmitted_segments: self
+                .retransmitted_segments
+                .saturating_sub(earlier.retransmitted_segments),
+            active_opens: self.active_opens.saturating_sub(earlier.active_opens),
+            passive_opens: self.passive_opens.saturating_sub(earlier.passive_opens),
+        }
+    }
+
+    /// The connection troubles counted, in words, if any.
+    pub fn troubles(&self) -> Option<String> {
+        (self.listen_drops + self.syn_retransmits > 0).then(|| {
+            format!(
+                "the kernel counted {} listen-queue overflows, {} listen drops and {} SYN \
+                 retransmissions over the run",
+                self.listen_overflows, self.listen_drops, self.syn_retransmits
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NETSTAT: &str = "TcpExt: SyncookiesSent ListenOverflows ListenDrops TCPSynRetrans\n\
+                           TcpExt: 0 3814 3820 6236\n\
+                           IpExt: InNoRoutes\n\
+                           IpExt: 0\n";
+    const SNMP: &str = "Ip: Forwarding DefaultTTL\n\
+                        Ip: 1 64\n\
+                        Tcp: RtoAlgorithm ActiveOpens PassiveOpens RetransSegs\n\
+                        Tcp: 1 10000 9990 7001\n";
+
+    #[test]
+    fn the_counters_are_read_by_name_from_both_files() {
+        let stats = TcpStats::parse(NETSTAT, SNMP).unwrap();
+        assert_eq!(
+            stats,
+            TcpStats {
+                listen_overflows: 3814,
+                listen_drops: 3820,
+                syn_retransmits: 6236,
+                retransmitted_segments: 7001,
+                active_opens: 10000,
+                passive_opens: 9990,
+            }
+        );
+        let quiet = stats.since(&stats);
+        assert_eq!(quiet, TcpStats::default());
+        assert_eq!(quiet.troubles(), None);
+        assert!(
+            stats
+                .troubles()
+                .unwrap()
+                .contains("3814 listen-queue overflows")
+        );
+    }
+
+    #[test]
+    fn a_missing_counter_is_named() {
+        let e = TcpStats::parse("TcpExt: ListenOverflows\nTcpExt: 1\n", SNMP).unwrap_err();
+        assert_eq!(e, "the kernel reports no TcpExt:ListenDrops");
+    }
+
+    #[test]
+    fn this_kernel_has_them() {
+        TcpStats::read().unwrap();
+    }
+}

@@ -1,0 +1,63 @@
+//! `--arrival`: connections that start their pingpong as soon as they are
+//! up, each one's connect time and first round trip, and the kernel's TCP
+//! counters over every run.
+
+use compare::results::Results;
+use pingpong::client::Arrival;
+
+use crate::common::{QUICK, folder, run_ok};
+
+fn run(test: &str, arrival: &str) -> Results {
+    let mut args = vec![
+        "--runtimes",
+        "mio,tokio",
+        "--connections",
+        "200",
+        "--arrival",
+        arrival,
+    ];
+    args.extend(QUICK);
+    run_ok(test, &args)
+}
+
+#[test]
+fn every_connection_s_arrival_and_the_kernel_s_counts_are_recorded() {
+    for (arrival, expected) in [("immediate", Arrival::Immediate), ("gated", Arrival::Gated)] {
+        let test = format!("arrival-{arrival}");
+        let results = run(&test, arrival);
+        assert_eq!(results.config.arrival, Some(expected));
+        for cell in &results.cells {
+            let run = &cell.runs[0];
+            // One entry per connection, every one of them.
+            let connect = run.connect.as_ref().expect("connect times");
+            let first = run.first_rtt.as_ref().expect("first round trips");
+            assert_eq!(
+                (connect.count, first.count),
+                (200, 200),
+                "{}",
+                cell.implementation
+            );
+            assert!(connect.p50_us > 0.0 && connect.p50_us <= connect.max_us);
+            assert!(first.p50_us > 0.0 && first.p50_us <= first.max_us);
+            // The kernel counted the run's connections: this machine runs
+            // nothing else that connects during the tests' runs, but others
+            // may, so at least these.
+            let tcp = run.tcp.expect("the kernel's TCP counters");
+            assert!(
+                tcp.active_opens >= 200 && tcp.passive_opens >= 200,
+                "{tcp:?}"
+            );
+        }
+        let report = std::fs::read_to_string(folder(&test).join("report.md")).unwrap();
+        let troubled = results
+            .cells
+            .iter()
+            .flat_map(|c| &c.runs)
+            .any(|r| r.tcp.is_some_and(|t| t.troubles().is_some()));
+        assert_eq!(
+            report.contains("Arrivals, 1 thread, 200 connections"),
+            expected == Arrival::Immediate || troubled,
+            "an arrivals table where arrival was immediate or the kernel counted drops"
+        );
+    }
+}
