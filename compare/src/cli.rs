@@ -151,6 +151,11 @@ pub struct RunArgs {
     /// independent clients do, so that the server accepts while it serves.
     #[arg(long, value_enum, default_value_t = Arrival::Gated)]
     pub arrival: Arrival,
+    /// Blocks each connection round-trips before it closes and another
+    /// opens in its place (short-lived connections, as HTTP/1.0 clients
+    /// make them): connections per second beside round trips per second.
+    #[arg(long, value_name = "BLOCKS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub churn: Option<u64>,
     /// The most repetitions a cell gets in pursuit of --precision.
     #[arg(long, allow_negative_numbers = true, value_parser = count(1000))]
     pub max_repeat: Option<usize>,
@@ -187,7 +192,7 @@ pub struct RunArgs {
         "runtimes", "client", "external", "server", "remote", "remote_bin_dir", "connections",
         "threads", "block", "window", "work", "seconds", "warmup", "repeat", "precision",
         "max_repeat", "budget", "noisy", "pin", "no_latency", "no_cost", "counted", "out",
-        "arrival",
+        "arrival", "churn",
     ])]
     pub resume: Option<PathBuf>,
     /// Plain progress lines instead of a progress bar.
@@ -292,6 +297,7 @@ mod tests {
                 "--no-latency",
                 "--counted",
                 "--arrival",
+                "--churn",
                 "--out",
                 "--resume",
                 "--quiet",

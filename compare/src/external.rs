@@ -184,7 +184,15 @@ impl External {
     }
 
     /// Why its client cannot run a workload, if it cannot.
-    pub fn client_unsupported(&self, window: usize, seconds: f64) -> Option<String> {
+    pub fn client_unsupported(
+        &self,
+        window: usize,
+        seconds: f64,
+        churn: Option<u64>,
+    ) -> Option<String> {
+        if churn.is_some() {
+            return Some("its client keeps its connections open (no --churn)".into());
+        }
         if window > 1 && !self.client.command.contains("{window}") {
             return Some("its client keeps one block in flight (no {window})".into());
         }
@@ -421,12 +429,21 @@ mod tests {
     #[test]
     fn workloads_the_commands_cannot_express_are_named() {
         let e = parse(MUDUO).unwrap();
-        assert_eq!(e.client_unsupported(1, 2.0), None);
+        assert_eq!(e.client_unsupported(1, 2.0, None), None);
         assert_eq!(e.server_unsupported(0), None);
-        assert!(e.client_unsupported(4, 1.0).unwrap().contains("{window}"));
+        assert!(
+            e.client_unsupported(4, 1.0, None)
+                .unwrap()
+                .contains("{window}")
+        );
+        assert!(
+            e.client_unsupported(1, 1.0, Some(5))
+                .unwrap()
+                .contains("--churn")
+        );
         assert!(e.server_unsupported(10).unwrap().contains("{work}"));
         assert!(
-            e.client_unsupported(1, 0.5)
+            e.client_unsupported(1, 0.5, None)
                 .unwrap()
                 .contains("whole seconds")
         );

@@ -142,6 +142,7 @@ fn config(args: &RunArgs) -> Result<Config> {
         budget_seconds: precision.map(|_| args.budget.unwrap_or(defaults::BUDGET_MINUTES) * 60.0),
         counted_blocks: args.counted,
         arrival: Some(args.arrival),
+        churn: args.churn,
         // The ones the run names: an unused file is not the run's business.
         externals: externals
             .iter()

@@ -301,7 +301,7 @@ fn unsupported(job: &Job, site: &Site) -> Option<RepetitionError> {
     };
     let client = match job.client {
         Program::External(e) => e
-            .client_unsupported(job.workload.window, job.seconds.as_secs_f64())
+            .client_unsupported(job.workload.window, job.seconds.as_secs_f64(), job.churn)
             .map(|w| (e, w)),
         Program::Binary { .. } => None,
     };
@@ -437,6 +437,7 @@ fn client_config(job: &Job, connect: SocketAddr) -> ClientConfig {
         latency: job.latency,
         blocks: None,
         arrival: job.arrival,
+        churn: job.churn,
     }
 }
 
@@ -493,8 +494,9 @@ fn our_client(
         ]),
         Mode::Counted { blocks, .. } => {
             // The clock that times round trips is the suite's work, not
-            // the runtime's: counted without it.
+            // the runtime's: counted without it. Connections stay open.
             config.blocks = Some(blocks);
+            config.churn = None;
             config.warmup = Duration::ZERO;
             config.latency = false;
             args.extend(["--blocks".into(), blocks.to_string()]);
@@ -505,6 +507,9 @@ fn our_client(
     }
     if config.blocks.is_none() && config.arrival == Arrival::Immediate {
         args.extend(["--arrival".into(), "immediate".into()]);
+    }
+    if let (None, Some(churn)) = (config.blocks, config.churn) {
+        args.extend(["--churn".into(), churn.to_string()]);
     }
     let (program, args) = mode.wrap(Side::Client, bin, args);
     let mut client = Process::spawn(

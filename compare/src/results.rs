@@ -140,6 +140,10 @@ pub struct Config {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<String>")]
     pub arrival: Option<Arrival>,
+    /// `--churn`: blocks each connection round-trips before it closes and
+    /// another opens in its place; absent: connections stay open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub churn: Option<u64>,
     /// `--budget`: the time, in seconds, the repetitions beyond `repeat` may take in all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_seconds: Option<f64>,
@@ -395,6 +399,10 @@ pub struct Run {
     /// warm-up, window, drain): listen-queue overflows, SYN retransmissions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpStats>,
+    /// With churn: connections that came up inside the window, each one
+    /// replacing one closed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opened_connections: Option<u64>,
     /// What each process spent over the window.
     #[serde(default)]
     pub server_usage: Option<Usage>,

@@ -28,6 +28,7 @@ fn session(c: &mut Criterion) {
             window: 1,
             blocks: None,
             arrival: Default::default(),
+            churn: None,
         });
         client.open_window();
         let mut session = Session::new(&client);

@@ -72,6 +72,11 @@ pub struct ClientArgs {
     /// or as soon as it is connected (immediate), as independent clients do.
     #[arg(long, value_enum, default_value_t = Arrival::Gated, conflicts_with = "blocks")]
     pub arrival: Arrival,
+    /// Blocks each connection round-trips before it closes and another
+    /// opens in its place (short-lived connections, as HTTP/1.0 clients
+    /// make them).
+    #[arg(long, value_name = "BLOCKS", conflicts_with = "blocks", value_parser = clap::value_parser!(u64).range(1..))]
+    pub churn: Option<u64>,
     /// After the result, wait until stdin closes before exiting, so that an
     /// orchestrator samples a live process at the window's end.
     #[arg(long)]
@@ -148,6 +153,7 @@ impl From<ClientArgs> for ClientConfig {
             window: a.shape.window as usize,
             blocks: a.blocks,
             arrival: a.arrival,
+            churn: a.churn,
         }
     }
 }

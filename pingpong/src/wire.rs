@@ -81,6 +81,10 @@ pub struct ClientResult {
     /// arrival it includes the wait for the server to accept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_rtt_histogram: Option<String>,
+    /// With churn: connections that came up inside the window, each one
+    /// replacing one closed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opened_connections: Option<u64>,
     /// The CPUs the client process may run on, as it sees its own affinity.
     #[serde(default)]
     pub cpus: Vec<usize>,

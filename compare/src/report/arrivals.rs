@@ -1,7 +1,8 @@
 //! The arrivals tables: how the connections came up, where the run asked
-//! for immediate arrival or the kernel counted connection trouble. A server
-//! whose accept queue overflows while it serves makes clients wait seconds
-//! for SYN retransmissions; the throughput tables do not show it.
+//! for immediate arrival or churn, or the kernel counted connection
+//! trouble. A server whose accept queue overflows while it serves makes
+//! clients wait seconds for SYN retransmissions; the throughput tables do
+//! not show it.
 
 use pingpong::client::Arrival;
 
@@ -16,7 +17,8 @@ pub const LEGEND: &str = "Arrival tables: medians of the runs; all up = seconds 
     included; 1st RTT = each connection's first round trip, which with immediate arrival also \
     waits for the server to accept it; overflows, drops, SYN retrans = what the kernel counted \
     over each run (TcpExt ListenOverflows, ListenDrops, TCPSynRetrans: the whole machine's), \
-    median [max]";
+    median [max]; with churn, conn/s = connections opened per second inside the window (each \
+    one replacing one closed), round trips/s = blocks round-tripped per second";
 
 const HEADER: [&str; 10] = [
     "implementation",
@@ -32,9 +34,14 @@ const HEADER: [&str; 10] = [
 ];
 
 /// One table per load, where the run's connections arrived immediately or
-/// a run of the load counted listen drops or SYN retransmissions.
+/// churned, or a run of the load counted listen drops or SYN retransmissions.
 pub fn tables(view: &View) -> Vec<Grid> {
     let immediate = view.results.config.arrival() == Arrival::Immediate;
+    let churn = view.results.config.churn;
+    let mut header: Vec<String> = HEADER.iter().map(ToString::to_string).collect();
+    if churn.is_some() {
+        header.extend(["conn/s".into(), "round trips/s".into()]);
+    }
     view.loads
         .iter()
         .filter_map(|&load| {
@@ -47,23 +54,29 @@ pub fn tables(view: &View) -> Vec<Grid> {
                 .iter()
                 .flat_map(|c| &c.runs)
                 .any(|r| r.connect.is_some() || r.tcp.is_some());
-            (measured && (immediate || troubled)).then(|| Grid {
+            let how: String = [
+                immediate.then(|| ", immediate start".to_string()),
+                churn.map(|n| format!(", a new connection every {n} blocks")),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            (measured && (immediate || troubled || churn.is_some())).then(|| Grid {
                 title: view.titled(format!(
-                    "Arrivals, {} thread{}, {} connection{}{}",
+                    "Arrivals, {} thread{}, {} connection{}{how}",
                     load.threads,
                     plural(load.threads),
                     load.connections,
                     plural(load.connections),
-                    if immediate { ", immediate start" } else { "" }
                 )),
-                header: HEADER.iter().map(ToString::to_string).collect(),
-                rows: cells.into_iter().map(row).collect(),
+                header: header.clone(),
+                rows: cells.into_iter().map(|c| row(c, churn.is_some())).collect(),
             })
         })
         .collect()
 }
 
-fn row(cell: &Cell) -> Vec<Entry> {
+fn row(cell: &Cell, churn: bool) -> Vec<Entry> {
     let runs: &[Run] = match cell.status {
         Status::Ok => &cell.runs,
         _ => &[],
@@ -86,7 +99,7 @@ fn row(cell: &Cell) -> Vec<Entry> {
             _ => "-".into(),
         }
     };
-    [
+    let mut row = vec![
         cell.implementation.clone(),
         of(&|r| r.connect_seconds, 1.0, 2),
         ms(|r| r.connect.as_ref(), |t| t.p50_us),
@@ -97,8 +110,14 @@ fn row(cell: &Cell) -> Vec<Entry> {
         count(|t| t.listen_overflows),
         count(|t| t.listen_drops),
         count(|t| t.syn_retransmits),
-    ]
-    .into_iter()
-    .map(Entry::plain)
-    .collect()
+    ];
+    if churn {
+        row.push(of(
+            &|r| Some(r.opened_connections? as f64 / r.seconds),
+            1.0,
+            0,
+        ));
+        row.push(of(&|r| Some(r.messages_per_s), 1.0, 0));
+    }
+    row.into_iter().map(Entry::plain).collect()
 }

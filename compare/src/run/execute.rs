@@ -303,6 +303,7 @@ impl Execution<'_> {
             seconds: Duration::from_secs_f64(config.seconds),
             latency: self.plan.latency,
             arrival: config.arrival(),
+            churn: config.churn,
             placement: group.placement,
             counting,
         }
@@ -334,6 +335,7 @@ fn run_of(order: usize, block: usize, m: Measurement) -> Result<Run> {
         rtt: None,
         connect: None,
         first_rtt: None,
+        opened_connections: None,
         tcp: m.tcp,
         mib_per_server_cpu_s: m
             .server_usage
@@ -356,6 +358,7 @@ fn run_of(order: usize, block: usize, m: Measurement) -> Result<Run> {
             run.fairness = r.fairness;
             run.starved_connections = Some(r.starved_connections);
             run.rtt = r.rtt_histogram.map(Rtt::from_histogram).transpose()?;
+            run.opened_connections = r.opened_connections;
             run.connect = r.connect_histogram.map(Rtt::from_histogram).transpose()?;
             run.first_rtt = r.first_rtt_histogram.map(Rtt::from_histogram).transpose()?;
             run.client_cpus = r.cpus;
@@ -434,6 +437,7 @@ mod tests {
                 rtt_histogram: None,
                 connect_histogram: None,
                 first_rtt_histogram: None,
+                opened_connections: None,
                 cpus: vec![1],
                 series: vec![bytes / 2, bytes - bytes / 2],
                 slice_seconds: vec![0.5, 0.5],
@@ -506,6 +510,7 @@ mod tests {
             max_repeat: None,
             budget_seconds: None,
             arrival: None,
+            churn: None,
             counted_blocks: None,
             externals: Vec::new(),
             remote: None,

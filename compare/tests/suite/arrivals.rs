@@ -61,3 +61,32 @@ fn every_connection_s_arrival_and_the_kernel_s_counts_are_recorded() {
         );
     }
 }
+
+#[test]
+fn with_churn_every_implementation_reconnects_and_counts_its_connections() {
+    let churn = 3;
+    let mut args = vec!["--connections", "10", "--churn", "3"];
+    args.extend(QUICK);
+    let results = run_ok("churn", &args);
+    assert_eq!(results.config.churn, Some(churn));
+    assert_eq!(results.cells.len(), crate::implementations().len());
+    for cell in &results.cells {
+        let name = &cell.implementation;
+        let run = &cell.runs[0];
+        let opened = run.opened_connections.expect("connections opened");
+        let round_trips = run.bytes / cell.block as u64;
+        // Each connection in the window round-tripped at most `churn`
+        // blocks; those open at either edge, part of them.
+        let slots = cell.connections as u64;
+        assert!(opened > slots, "{name}: {opened} opened");
+        assert!(
+            round_trips <= (opened + slots) * churn && round_trips >= (opened - slots) * churn,
+            "{name}: {round_trips} round trips for {opened} connections of {churn} blocks"
+        );
+        // Every connection's arrival, warm-up included; every place ended clean.
+        assert!(run.connect.as_ref().unwrap().count >= opened, "{name}");
+        assert_eq!(run.verified_connections, Some(cell.connections), "{name}");
+    }
+    let report = std::fs::read_to_string(folder("churn").join("report.md")).unwrap();
+    assert!(report.contains("a new connection every 3 blocks"));
+}

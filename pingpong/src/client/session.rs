@@ -42,24 +42,40 @@ pub enum Next {
 /// count joins the client's total when the session is dropped, so the hot path
 /// touches no shared counter. Drop it only after recording its failure: the
 /// client's driver takes every session ended as the run ended.
+///
+/// With churn, one session is one connection's place in the client: each
+/// connection closes after so many blocks and the session opens the next
+/// ([`Self::on_eof`] says when, [`Self::reconnecting`] starts it).
 pub struct Session<'a> {
     client: &'a Client,
     verifier: Verifier<'a>,
     /// Bytes counted in each slice of the window.
     counted: Box<[u64]>,
     draining: bool,
-    /// Bytes after which the connection stops, for a number of blocks.
+    /// Bytes after which the connection stops: for a number of blocks, or
+    /// for churn.
     limit: Option<u64>,
+    /// Whether this connection is the session's last: the window ended, or
+    /// its blocks are done.
+    last: bool,
+    /// Connections that came up inside the window.
+    opened: u64,
     /// Absent when the client records no round-trip times.
     clock: Option<Clock>,
     /// When the session began to connect.
     began: Instant,
     /// When the first block went out, until it came back.
     first_sent: Option<Instant>,
-    /// Given to the client when the session ends, not as it happens, so
-    /// that busy connections take no shared lock.
+    /// How the current connection arrived.
     arrived: Arrived,
+    /// How the earlier ones did: given to the client when the session ends
+    /// (or a batch is full), not as it happens, so that busy connections
+    /// take no shared lock.
+    arrivals: Vec<Arrived>,
 }
+
+/// Arrivals a session keeps before it hands them to the client.
+const ARRIVALS_BATCH: usize = 64;
 
 impl<'a> Session<'a> {
     pub fn new(client: &'a Client) -> Self {
@@ -68,21 +84,40 @@ impl<'a> Session<'a> {
             verifier: Verifier::new(&client.pattern),
             counted: vec![0; client.config.slices()].into_boxed_slice(),
             draining: false,
-            limit: client
-                .config
-                .blocks
+            limit: (client.config.blocks)
+                .or(client.config.churn)
                 .map(|blocks| blocks * client.config.block as u64),
+            last: false,
+            opened: 0,
             clock: client.recorders().map(Clock::new),
             began: Instant::now(),
             first_sent: None,
             arrived: Arrived::default(),
+            arrivals: Vec::new(),
         }
     }
 
     /// The connection is established, with TCP_NODELAY set.
     pub fn connected(&mut self) {
         self.arrived.connect = Some(self.began.elapsed());
+        if matches!(self.client.phase(), Phase::Measuring(_)) {
+            self.opened += 1;
+        }
         self.client.connected();
+    }
+
+    /// The next connection of the session (churn) begins to connect: the
+    /// stream starts over.
+    pub fn reconnecting(&mut self) {
+        self.arrivals.push(std::mem::take(&mut self.arrived));
+        if self.arrivals.len() >= ARRIVALS_BATCH {
+            self.client.arrived(&self.arrivals);
+            self.arrivals.clear();
+        }
+        self.verifier = Verifier::new(&self.client.pattern);
+        self.draining = false;
+        self.began = Instant::now();
+        self.first_sent = None;
     }
 
     /// The blocks each connection opens with (its window), to be written
@@ -126,23 +161,29 @@ impl<'a> Session<'a> {
         Ok(match phase {
             Phase::Stopping => {
                 self.draining = true;
+                self.last = true;
                 Next::Stop
             }
             _ if done => {
                 self.draining = true;
+                self.last |= self.client.config.churn.is_none();
                 Next::Stop
             }
             Phase::Running | Phase::Measuring(_) => Next::Echo,
         })
     }
 
-    /// The server closed its side: fine once the client has stopped, an error before.
-    pub fn on_eof(&self) -> Result<(), SessionError> {
+    /// The server closed its side: fine once the client has stopped, an
+    /// error before. Whether the session opens another connection (churn,
+    /// inside the run): then call [`Self::reconnecting`] and connect.
+    pub fn on_eof(&mut self) -> Result<bool, SessionError> {
         if self.draining {
-            if self.verifier.offset() >= self.client.pattern.len() as u64 {
+            let whole = self.verifier.offset() >= self.client.pattern.len() as u64;
+            let again = !self.last && whole && self.client.phase() != Phase::Stopping;
+            if whole && !again {
                 self.client.verified();
             }
-            Ok(())
+            Ok(again)
         } else {
             Err(SessionError::Closed {
                 offset: self.verifier.offset(),
@@ -161,7 +202,9 @@ impl<'a> Session<'a> {
 
 impl Drop for Session<'_> {
     fn drop(&mut self) {
-        self.client.session_ended(&self.counted, self.arrived);
+        self.arrivals.push(self.arrived);
+        self.client.arrived(&self.arrivals);
+        self.client.session_ended(&self.counted, self.opened);
     }
 }
 
@@ -188,6 +231,7 @@ mod tests {
             window: 1,
             blocks: None,
             arrival: Default::default(),
+            churn: None,
         })
     }
 
@@ -204,7 +248,7 @@ mod tests {
             client.stop();
             assert_eq!(s.on_data(&data[250..300]).unwrap(), Next::Stop);
             assert_eq!(s.on_data(&data[300..]).unwrap(), Next::Drain);
-            s.on_eof().unwrap();
+            assert!(!s.on_eof().unwrap());
         }
         assert_eq!(client.bytes(), 150);
         assert_eq!(client.verified_connections(), 1);
@@ -227,7 +271,7 @@ mod tests {
             assert_eq!(s.on_data(&data[100..150]).unwrap(), Next::Echo);
             // The second block is back whole: half-close instead of echoing.
             assert_eq!(s.on_data(&data[150..200]).unwrap(), Next::Stop);
-            s.on_eof().unwrap();
+            assert!(!s.on_eof().unwrap());
         }
         assert_eq!(client.bytes(), 200);
     }
@@ -252,9 +296,39 @@ mod tests {
     }
 
     #[test]
+    fn with_churn_a_connection_stops_after_its_blocks_and_the_next_starts_over() {
+        let client = Client::new(ClientConfig {
+            churn: Some(2),
+            ..client(100).config
+        });
+        let data = stream(100, 200);
+        {
+            let mut s = Session::new(&client);
+            for _ in 0..2 {
+                s.connected();
+                s.first_block();
+                assert_eq!(s.on_data(&data[..100]).unwrap(), Next::Echo);
+                assert_eq!(s.on_data(&data[100..]).unwrap(), Next::Stop);
+                // The run goes on: another connection, its stream from offset 0.
+                assert!(s.on_eof().unwrap());
+                s.reconnecting();
+            }
+            s.connected();
+            s.first_block();
+            client.stop();
+            assert_eq!(s.on_data(&data[..100]).unwrap(), Next::Stop);
+            // The run is over: this connection was the last.
+            assert!(!s.on_eof().unwrap());
+        }
+        assert_eq!(client.verified_connections(), 1);
+        let arrivals = client.arrivals();
+        assert_eq!((arrivals.connect.len(), arrivals.first_rtt.len()), (3, 3));
+    }
+
+    #[test]
     fn end_of_stream_before_the_stop_is_an_error() {
         let client = client(100);
-        let s = Session::new(&client);
+        let mut s = Session::new(&client);
         assert!(matches!(
             s.on_eof(),
             Err(SessionError::Closed { offset: 0 })

@@ -74,6 +74,9 @@ pub struct ClientConfig {
     /// instructions).
     pub blocks: Option<u64>,
     pub arrival: Arrival,
+    /// Blocks each connection round-trips before it closes and another
+    /// opens in its place (short-lived connections), if any.
+    pub churn: Option<u64>,
 }
 
 /// The state every connection of one client process shares.
@@ -91,6 +94,8 @@ pub struct Client {
     connected: AtomicUsize,
     start: Gate,
     bytes: AtomicU64,
+    /// Connections that came up inside the window.
+    opened_in_window: AtomicU64,
     verified: AtomicUsize,
     failed: AtomicBool,
     /// The runtime's `client` returned (or panicked).
@@ -164,6 +169,7 @@ impl Client {
             connected: AtomicUsize::new(0),
             start: Gate::default(),
             bytes: AtomicU64::new(0),
+            opened_in_window: AtomicU64::new(0),
             verified: AtomicUsize::new(0),
             failed: AtomicBool::new(false),
             returned: AtomicBool::new(false),
@@ -277,11 +283,10 @@ impl Client {
         self.verified.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// A session is over (its failure, if any, already recorded): how it
-    /// arrived, and its window bytes, slice by slice, join the totals.
-    pub(crate) fn session_ended(&self, slices: &[u64], arrived: Arrived) {
-        {
-            let mut arrivals = self.arrivals.lock().unwrap_or_else(|e| e.into_inner());
+    /// How some of a session's connections arrived.
+    pub(crate) fn arrived(&self, arrived: &[Arrived]) {
+        let mut arrivals = self.arrivals.lock().unwrap_or_else(|e| e.into_inner());
+        for arrived in arrived {
             if let Some(took) = arrived.connect {
                 record(&mut arrivals.connect, took);
             }
@@ -289,6 +294,19 @@ impl Client {
                 record(&mut arrivals.first_rtt, took);
             }
         }
+    }
+
+    /// Connections that came up inside the window (with churn, each one
+    /// that replaced a closed one).
+    pub fn opened_in_window(&self) -> u64 {
+        self.opened_in_window.load(Ordering::Relaxed)
+    }
+
+    /// A session is over (its failure, if any, already recorded): its
+    /// window bytes, slice by slice, and the connections it opened inside
+    /// the window join the totals.
+    pub(crate) fn session_ended(&self, slices: &[u64], opened: u64) {
+        self.opened_in_window.fetch_add(opened, Ordering::Relaxed);
         let bytes: u64 = slices.iter().sum();
         self.bytes.fetch_add(bytes, Ordering::Relaxed);
         let mut shares = self.shares.lock().unwrap_or_else(|e| e.into_inner());
@@ -459,6 +477,7 @@ mod tests {
             window: 1,
             blocks: None,
             arrival: Default::default(),
+            churn: None,
         })
     }
 
@@ -466,13 +485,13 @@ mod tests {
     fn fairness_is_one_when_even_and_k_over_n_when_k_do_everything() {
         let c = client(1, 4);
         for bytes in [100, 100, 100, 100] {
-            c.session_ended(&[bytes], Arrived::default());
+            c.session_ended(&[bytes], 0);
         }
         assert_eq!(c.shares().fairness(), Some(1.0));
         assert_eq!(c.shares().starved, 0);
         let c = client(1, 4);
         for bytes in [0, 300, 0, 0] {
-            c.session_ended(&[bytes], Arrived::default());
+            c.session_ended(&[bytes], 0);
         }
         assert_eq!(c.shares().fairness(), Some(0.25));
         assert_eq!(c.shares().starved, 3);
@@ -482,8 +501,8 @@ mod tests {
     #[test]
     fn the_series_adds_every_sessions_slices() {
         let c = client(1, 2);
-        c.session_ended(&[1, 2, 3], Arrived::default());
-        c.session_ended(&[10, 0, 30], Arrived::default());
+        c.session_ended(&[1, 2, 3], 0);
+        c.session_ended(&[10, 0, 30], 0);
         assert_eq!(c.shares().series, [11, 2, 33]);
         assert_eq!(c.bytes(), 46);
     }

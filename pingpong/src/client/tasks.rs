@@ -3,6 +3,7 @@
 
 use std::future::Future;
 use std::io;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::session::{Next, Session, SessionError};
@@ -40,25 +41,32 @@ where
     Ok(())
 }
 
-/// One client connection: `connect`, wait for the start (every connection
-/// up, unless arrival is immediate), write the first block, then verify and echo until the window closes;
-/// half-close and drain. A failure is recorded
-/// in `client` and ends only this connection.
-pub async fn connection<S: Stream>(
-    client: Arc<Client>,
-    connect: impl Future<Output = io::Result<S>>,
-) {
+/// One client connection: `connect` to the client's server, wait for the
+/// start (every connection up, unless arrival is immediate), write the
+/// first block, then verify and echo until the window closes; half-close
+/// and drain. With churn, it closes after so many blocks and connects
+/// again, until the window closes. A failure is recorded in `client` and
+/// ends only this connection.
+pub async fn connection<S: Stream, F>(client: Arc<Client>, connect: impl Fn(SocketAddr) -> F)
+where
+    F: Future<Output = io::Result<S>>,
+{
     let mut session = Session::new(&client);
-    if let Err(e) = run_connection(&client, &mut session, connect).await {
-        client.fail(&e);
+    loop {
+        match run_connection(&client, &mut session, connect(client.config.connect)).await {
+            Ok(true) => session.reconnecting(),
+            Ok(false) => return,
+            Err(e) => return client.fail(&e),
+        }
     }
 }
 
+/// One connection of the session; whether another is to follow it.
 async fn run_connection<S: Stream>(
     client: &Client,
     session: &mut Session<'_>,
     connect: impl Future<Output = io::Result<S>>,
-) -> Result<(), SessionError> {
+) -> Result<bool, SessionError> {
     let mut stream = connect.await.map_err(SessionError::Connect)?;
     session.connected();
     client.wait_for_start().await;

@@ -168,6 +168,7 @@ fn drive(
         rtt_histogram: client.recorders().map(|r| latency::encode(&r.merged())),
         connect_histogram: Some(latency::encode(&arrivals.connect)),
         first_rtt_histogram: Some(latency::encode(&arrivals.first_rtt)),
+        opened_connections: config.churn.map(|_| client.opened_in_window()),
         cpus: affinity::cpus(),
         series: shares.series,
         slice_seconds,

@@ -54,7 +54,7 @@ impl pingpong::Runtime for GlobalExecutor {
         start_executor(client.config.threads);
         task::block_on(async {
             all_connections(client.config.connections, || {
-                task::spawn(connection(client.clone(), connect(client.config.connect)))
+                task::spawn(connection(client.clone(), connect))
             })
             .await
         })

@@ -85,10 +85,7 @@ impl pingpong::Runtime for PerThread {
         on_threads("client", (0..client.config.threads).collect(), |thread| {
             runtime()?.block_on(async {
                 all_connections(client.connections_of(thread), || {
-                    spawn(connection(
-                        client.clone(),
-                        Tcp::connect(client.config.connect),
-                    ))
+                    spawn(connection(client.clone(), Tcp::connect))
                 })
                 .await
             })

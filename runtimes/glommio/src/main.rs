@@ -59,7 +59,7 @@ impl pingpong::Runtime for ThreadPerCore {
         on_threads("client", (0..client.config.threads).collect(), |thread| {
             executor()?.run(async {
                 all_connections(client.connections_of(thread), || {
-                    spawn_local(connection(client.clone(), connect(client.config.connect)))
+                    spawn_local(connection(client.clone(), connect))
                 })
                 .await
             })

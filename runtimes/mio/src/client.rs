@@ -8,7 +8,7 @@ use std::task::{Wake, Waker};
 use std::time::Duration;
 
 use mio::net::TcpStream;
-use mio::{Events, Interest, Poll, Token};
+use mio::{Events, Interest, Poll, Registry, Token};
 use pingpong::Client;
 use pingpong::client::{Next, Session, SessionError};
 
@@ -44,14 +44,8 @@ pub fn event_loop(client: &Client, connections: usize) -> io::Result<()> {
     let mut conns = Vec::with_capacity(connections);
     for i in 0..connections {
         let session = Session::new(client);
-        let mut stream = TcpStream::connect(client.config.connect)?;
-        poll.registry().register(
-            &mut stream,
-            Token(i),
-            Interest::READABLE | Interest::WRITABLE,
-        )?;
         conns.push(Some(Conn {
-            pipe: Pipe::new(stream, client.config.in_flight()),
+            pipe: open(client, poll.registry(), Token(i))?,
             session,
             connected: false,
             started: false,
@@ -79,7 +73,12 @@ pub fn event_loop(client: &Client, connections: usize) -> io::Result<()> {
             for token in tokens {
                 let slot = &mut conns[token];
                 let Some(conn) = slot else { continue };
-                match conn.advance(client, event.is_read_closed()) {
+                match conn.advance(
+                    client,
+                    event.is_read_closed(),
+                    poll.registry(),
+                    Token(token),
+                ) {
                     Ok(true) => {}
                     Ok(false) => {
                         *slot = None;
@@ -97,9 +96,23 @@ pub fn event_loop(client: &Client, connections: usize) -> io::Result<()> {
     Ok(())
 }
 
+/// A connection to the client's server, registered as `token`.
+fn open(client: &Client, registry: &Registry, token: Token) -> io::Result<Pipe> {
+    let mut stream = TcpStream::connect(client.config.connect)?;
+    registry.register(&mut stream, token, Interest::READABLE | Interest::WRITABLE)?;
+    Ok(Pipe::new(stream, client.config.in_flight()))
+}
+
 impl Conn<'_> {
-    /// Makes all the progress the socket allows; `false` once the session has ended.
-    fn advance(&mut self, client: &Client, read_closed: bool) -> Result<bool, SessionError> {
+    /// Makes all the progress the socket allows; `false` once the session
+    /// has ended. With churn, a connection that ended gives way to the next.
+    fn advance(
+        &mut self,
+        client: &Client,
+        read_closed: bool,
+        registry: &Registry,
+        token: Token,
+    ) -> Result<bool, SessionError> {
         if !self.connected {
             if !self.finish_connect().map_err(SessionError::Connect)? {
                 return Ok(true);
@@ -127,8 +140,13 @@ impl Conn<'_> {
                 Err(e) => return Err(self.session.io_error(e)),
             };
             if data.is_empty() {
-                self.session.on_eof()?;
-                return Ok(false);
+                if !self.session.on_eof()? {
+                    return Ok(false);
+                }
+                self.session.reconnecting();
+                self.pipe = open(client, registry, token).map_err(SessionError::Connect)?;
+                (self.connected, self.started) = (false, false);
+                return Ok(true);
             }
             let n = data.len();
             match self.session.on_data(data)? {

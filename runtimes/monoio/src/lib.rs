@@ -99,10 +99,7 @@ impl<D: Driver> pingpong::Runtime for PerThread<D> {
         on_threads("client", (0..client.config.threads).collect(), |thread| {
             runtime::<D>()?.block_on(async {
                 all_connections(client.connections_of(thread), || {
-                    monoio::spawn(connection(
-                        client.clone(),
-                        Tcp::connect(client.config.connect),
-                    ))
+                    monoio::spawn(connection(client.clone(), Tcp::connect))
                 })
                 .await
             })

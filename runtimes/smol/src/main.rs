@@ -66,7 +66,7 @@ impl pingpong::Runtime for SharedExecutor {
     fn client(client: &Arc<Client>) -> io::Result<()> {
         run(client.config.threads, async |ex| {
             all_connections(client.config.connections, || {
-                ex.spawn(connection(client.clone(), connect(client.config.connect)))
+                ex.spawn(connection(client.clone(), connect))
             })
             .await
         })

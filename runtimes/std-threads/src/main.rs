@@ -153,7 +153,6 @@ impl pingpong::Runtime for ThreadPerConnection {
     }
 
     fn client(client: &Arc<Client>) -> io::Result<()> {
-        let addr: SocketAddr = client.config.connect;
         // No thread exits before every session is over: each exit unmaps its
         // stacks under the process's memory-map lock, and 10,000 of them in a
         // row stall the sessions still running (page faults wait for that lock)
@@ -163,7 +162,8 @@ impl pingpong::Runtime for ThreadPerConnection {
             .map(|i| {
                 let (client, all_ended) = (client.clone(), all_ended.clone());
                 spawn(format!("conn-{i}"), move || {
-                    let connect = async { Blocking::new(TcpStream::connect(addr)?) };
+                    let connect =
+                        |addr: SocketAddr| async move { Blocking::new(TcpStream::connect(addr)?) };
                     block_on(connection(client, connect));
                     all_ended.wait();
                 })

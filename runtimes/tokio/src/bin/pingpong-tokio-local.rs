@@ -43,10 +43,7 @@ impl pingpong::Runtime for PerThread {
         on_threads("client", (0..client.config.threads).collect(), |thread| {
             runtime()?.block_on(async {
                 all_connections(client.connections_of(thread), || {
-                    tokio::spawn(connection(
-                        client.clone(),
-                        Tcp::connect(client.config.connect),
-                    ))
+                    tokio::spawn(connection(client.clone(), Tcp::connect))
                 })
                 .await
             })

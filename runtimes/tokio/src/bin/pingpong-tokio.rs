@@ -42,10 +42,7 @@ impl pingpong::Runtime for WorkStealing {
     fn client(client: &Arc<Client>) -> io::Result<()> {
         runtime(client.config.threads)?.block_on(async {
             all_connections(client.config.connections, || {
-                tokio::spawn(connection(
-                    client.clone(),
-                    Tcp::connect(client.config.connect),
-                ))
+                tokio::spawn(connection(client.clone(), Tcp::connect))
             })
             .await
         })
