@@ -7,18 +7,29 @@
 use pingpong::client::Arrival;
 
 use super::grid::{Entry, Grid, View, plural};
-use crate::results::{Cell, Rtt, Run, Status};
+use crate::results::{Cell, Results, Rtt, Run, Status};
 use crate::stats::median;
 use crate::tcp_stats::TcpStats;
 
 /// What the arrivals tables' columns mean.
-pub const LEGEND: &str = "Arrival tables: medians of the runs; all up = seconds until every \
+const LEGEND: &str = "Arrival tables: medians of the runs; all up = seconds until every \
     connection was connected; connect = each connection's time to connect, SYN retransmissions \
     included; 1st RTT = each connection's first round trip, which with immediate arrival also \
     waits for the server to accept it; overflows, drops, SYN retrans = what the kernel counted \
     over each run (TcpExt ListenOverflows, ListenDrops, TCPSynRetrans: the whole machine's), \
-    median [max]; with churn, conn/s = connections opened per second inside the window (each \
-    one replacing one closed), round trips/s = blocks round-tripped per second";
+    median [max]";
+
+/// What the columns churn adds mean.
+const CHURN_LEGEND: &str = "With churn: conn/s = connections opened per second inside the \
+    window (each one replacing one closed), round trips/s = blocks round-tripped per second";
+
+/// What the arrivals tables' columns mean, as the run has them.
+pub fn legend(results: &Results) -> String {
+    match results.config.churn {
+        Some(_) => format!("{LEGEND}; {CHURN_LEGEND}"),
+        None => LEGEND.into(),
+    }
+}
 
 const HEADER: [&str; 10] = [
     "implementation",

@@ -137,7 +137,7 @@ pub fn notes(results: &Results, details: bool) -> Vec<String> {
             .iter()
             .any(|v| !arrivals::tables(v).is_empty())
     {
-        notes.push(arrivals::LEGEND.into());
+        notes.push(arrivals::legend(results));
     }
     let mut absent: Vec<&str> = results
         .cells

@@ -26,7 +26,7 @@ pub fn render(results: &Results) -> String {
         let _ = writeln!(out, "{note}");
     }
     if arrived {
-        let _ = writeln!(out, "{}", arrivals::LEGEND);
+        let _ = writeln!(out, "{}", arrivals::legend(results));
     }
     out
 }
