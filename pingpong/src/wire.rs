@@ -74,7 +74,8 @@ pub struct ClientResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rtt_histogram: Option<String>,
     /// Each connection's time to connect (from starting to connect until
-    /// established), in nanoseconds, encoded as `rtt_histogram` is.
+    /// established), in nanoseconds, encoded as `rtt_histogram` is; absent
+    /// when recording was off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect_histogram: Option<String>,
     /// Each connection's first round trip, in nanoseconds: with immediate

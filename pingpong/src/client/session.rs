@@ -288,9 +288,9 @@ mod tests {
             s.on_data(&data[..50]).unwrap();
             s.on_data(&data[50..]).unwrap();
             // Kept by the session until it ends: no shared lock meanwhile.
-            assert_eq!(client.arrivals().connect.len(), 0);
+            assert_eq!(client.arrivals().unwrap().connect.len(), 0);
         }
-        let arrivals = client.arrivals();
+        let arrivals = client.arrivals().unwrap();
         // One of each, though two blocks came back.
         assert_eq!((arrivals.connect.len(), arrivals.first_rtt.len()), (1, 1));
     }
@@ -321,7 +321,7 @@ mod tests {
             assert!(!s.on_eof().unwrap());
         }
         assert_eq!(client.verified_connections(), 1);
-        let arrivals = client.arrivals();
+        let arrivals = client.arrivals().unwrap();
         assert_eq!((arrivals.connect.len(), arrivals.first_rtt.len()), (3, 3));
     }
 

@@ -102,7 +102,9 @@ pub struct Client {
     returned: AtomicBool,
     first_error: Mutex<Option<String>>,
     recorders: Option<Recorders>,
-    arrivals: Mutex<Arrivals>,
+    /// Absent, as `recorders`, when the client records no times: encoding
+    /// a histogram costs instructions that depend on the values in it.
+    arrivals: Option<Mutex<Arrivals>>,
     shares: Mutex<Shares>,
     /// Signalled, under `shares`' lock, when a connection comes up, ends or
     /// fails: the driver waits on it instead of polling, so that a count of
@@ -175,7 +177,7 @@ impl Client {
             returned: AtomicBool::new(false),
             first_error: Mutex::new(None),
             recorders: config.latency.then(Recorders::default),
-            arrivals: Mutex::default(),
+            arrivals: config.latency.then(Mutex::default),
             shares: Mutex::default(),
             changed: Condvar::new(),
             config,
@@ -236,12 +238,11 @@ impl Client {
         }
     }
 
-    /// How the connections that ended had arrived.
-    pub fn arrivals(&self) -> Arrivals {
-        self.arrivals
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+    /// How the connections that ended had arrived, unless times are not
+    /// recorded.
+    pub fn arrivals(&self) -> Option<Arrivals> {
+        let arrivals = self.arrivals.as_ref()?;
+        Some(arrivals.lock().unwrap_or_else(|e| e.into_inner()).clone())
     }
 
     /// How many connections are up.
@@ -285,7 +286,10 @@ impl Client {
 
     /// How some of a session's connections arrived.
     pub(crate) fn arrived(&self, arrived: &[Arrived]) {
-        let mut arrivals = self.arrivals.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(arrivals) = &self.arrivals else {
+            return;
+        };
+        let mut arrivals = arrivals.lock().unwrap_or_else(|e| e.into_inner());
         for arrived in arrived {
             if let Some(took) = arrived.connect {
                 record(&mut arrivals.connect, took);
