@@ -74,6 +74,15 @@ const HEADER: &[&str] = &[
     "client_context_switches",
     "cost_absent",
     "window_spread",
+    "connect_p50_us",
+    "connect_p99_us",
+    "connect_max_us",
+    "first_rtt_p50_us",
+    "first_rtt_p99_us",
+    "listen_overflows",
+    "listen_drops",
+    "syn_retransmits",
+    "opened_connections",
     "error",
 ];
 
@@ -165,6 +174,27 @@ fn record(cell: &Cell, run: Option<&Run>, cost: bool) -> Vec<String> {
     row.extend(counts(run.and_then(|r| r.client_cost)));
     row.push(text(cell.cost_absent.clone()));
     row.push(number(run.and_then(|r| r.series.as_ref()?.spread())));
+    let (connect, first) = (
+        run.and_then(|r| r.connect.as_ref()),
+        run.and_then(|r| r.first_rtt.as_ref()),
+    );
+    row.extend([
+        number(connect.map(|r| r.p50_us)),
+        number(connect.map(|r| r.p99_us)),
+        number(connect.map(|r| r.max_us)),
+        number(first.map(|r| r.p50_us)),
+        number(first.map(|r| r.p99_us)),
+    ]);
+    let tcp = run.and_then(|r| r.tcp);
+    row.extend(
+        [
+            tcp.map(|t| t.listen_overflows),
+            tcp.map(|t| t.listen_drops),
+            tcp.map(|t| t.syn_retransmits),
+            run.and_then(|r| r.opened_connections),
+        ]
+        .map(|n| text(n.map(|n| n.to_string()))),
+    );
     row.push(cell.error.clone().unwrap_or_default());
     row
 }
