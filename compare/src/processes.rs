@@ -494,9 +494,11 @@ fn our_client(
         ]),
         Mode::Counted { blocks, .. } => {
             // The clock that times round trips is the suite's work, not
-            // the runtime's: counted without it. Connections stay open.
+            // the runtime's: counted without it. Connections stay open and
+            // start together.
             config.blocks = Some(blocks);
             config.churn = None;
+            config.arrival = Arrival::Gated;
             config.warmup = Duration::ZERO;
             config.latency = false;
             args.extend(["--blocks".into(), blocks.to_string()]);
@@ -505,10 +507,10 @@ fn our_client(
     if !config.latency {
         args.push("--no-latency".into());
     }
-    if config.blocks.is_none() && config.arrival == Arrival::Immediate {
+    if config.arrival == Arrival::Immediate {
         args.extend(["--arrival".into(), "immediate".into()]);
     }
-    if let (None, Some(churn)) = (config.blocks, config.churn) {
+    if let Some(churn) = config.churn {
         args.extend(["--churn".into(), churn.to_string()]);
     }
     let (program, args) = mode.wrap(Side::Client, bin, args);

@@ -55,9 +55,6 @@ pub struct Session<'a> {
     /// Bytes after which the connection stops: for a number of blocks, or
     /// for churn.
     limit: Option<u64>,
-    /// Whether this connection is the session's last: the window ended, or
-    /// its blocks are done.
-    last: bool,
     /// Connections that came up inside the window.
     opened: u64,
     /// Absent when the client records no round-trip times.
@@ -87,7 +84,6 @@ impl<'a> Session<'a> {
             limit: (client.config.blocks)
                 .or(client.config.churn)
                 .map(|blocks| blocks * client.config.block as u64),
-            last: false,
             opened: 0,
             clock: client.recorders().map(Clock::new),
             began: Instant::now(),
@@ -161,12 +157,10 @@ impl<'a> Session<'a> {
         Ok(match phase {
             Phase::Stopping => {
                 self.draining = true;
-                self.last = true;
                 Next::Stop
             }
             _ if done => {
                 self.draining = true;
-                self.last |= self.client.config.churn.is_none();
                 Next::Stop
             }
             Phase::Running | Phase::Measuring(_) => Next::Echo,
@@ -179,7 +173,11 @@ impl<'a> Session<'a> {
     pub fn on_eof(&mut self) -> Result<bool, SessionError> {
         if self.draining {
             let whole = self.verifier.offset() >= self.client.pattern.len() as u64;
-            let again = !self.last && whole && self.client.phase() != Phase::Stopping;
+            // With churn a connection ends after its blocks; the window's
+            // end (which stays ended) ends the session.
+            let again = self.client.config.churn.is_some()
+                && whole
+                && self.client.phase() != Phase::Stopping;
             if whole && !again {
                 self.client.verified();
             }
