@@ -29,6 +29,7 @@ fn session(c: &mut Criterion) {
             blocks: None,
             arrival: Default::default(),
             churn: None,
+            rate: None,
         });
         client.open_window();
         let mut session = Session::new(&client);

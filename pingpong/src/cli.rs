@@ -77,6 +77,11 @@ pub struct ClientArgs {
     /// make them).
     #[arg(long, value_name = "BLOCKS", conflicts_with = "blocks", value_parser = clap::value_parser!(u64).range(1..))]
     pub churn: Option<u64>,
+    /// Open loop: send blocks at this rate (blocks a second over all
+    /// connections) whatever comes back, and time each from when it was
+    /// due (wrk2's model). pingpong-mio's client only.
+    #[arg(long, value_name = "BLOCKS_PER_S", conflicts_with_all = ["blocks", "churn", "no_latency"], value_parser = clap::value_parser!(u64).range(1..))]
+    pub rate: Option<u64>,
     /// After the result, wait until stdin closes before exiting, so that an
     /// orchestrator samples a live process at the window's end.
     #[arg(long)]
@@ -154,6 +159,7 @@ impl From<ClientArgs> for ClientConfig {
             blocks: a.blocks,
             arrival: a.arrival,
             churn: a.churn,
+            rate: a.rate,
         }
     }
 }
@@ -165,10 +171,19 @@ pub fn main<R: Runtime>() -> ExitCode {
         Command::Server(args) => &args.shape,
         Command::Client(args) => &args.shape,
     };
+    let paced = matches!(&command, Command::Client(args) if args.rate.is_some());
     let setup = deny::apply_from_env()
         .map_err(|e| format!("cannot apply {}: {e}", deny::ENV))
         .and_then(|()| fault::init())
         .and_then(|()| shape.check())
+        .and_then(|()| match (paced, shape.window) {
+            (true, 2..) => Err(
+                "--rate sends blocks on their schedule, pipelined as they fall due; \
+                 --window does not apply"
+                    .to_string(),
+            ),
+            _ => Ok(()),
+        })
         .map_err(|message| Failure {
             message,
             unavailable: None,

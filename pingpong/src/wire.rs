@@ -86,6 +86,10 @@ pub struct ClientResult {
     /// replacing one closed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub opened_connections: Option<u64>,
+    /// In the open loop (`--rate`): what the schedule asked and what it
+    /// got; `rtt_histogram` then times each block from when it was due.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<Box<OpenLoop>>,
     /// The CPUs the client process may run on, as it sees its own affinity.
     #[serde(default)]
     pub cpus: Vec<usize>,
@@ -106,6 +110,33 @@ impl ClientResult {
     pub fn messages_per_s(&self) -> f64 {
         self.bytes as f64 / self.block as f64 / self.seconds
     }
+}
+
+/// An open-loop run: blocks sent on a schedule at a fixed rate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpenLoop {
+    /// The rate asked for, in blocks a second over all connections.
+    pub rate: u64,
+    /// Blocks that came back inside the window, per second.
+    pub achieved: f64,
+    /// Blocks due inside the window, and of those, the ones that came back
+    /// (the others were not sent by the window's end).
+    pub due: u64,
+    pub returned: u64,
+    /// Round trips from when each block went out (not when it was due), in
+    /// nanoseconds, encoded as `rtt_histogram`.
+    pub uncorrected_histogram: String,
+    /// How late each block went out after it was due.
+    pub lag_histogram: String,
+    /// How late the generator woke for a due time: its own timing error.
+    pub timer_histogram: String,
+    /// The mean send lag in each slice of the window, in seconds (null
+    /// where no block was due).
+    pub lag_series: Vec<Option<f64>>,
+    /// Why the run did not sustain the rate, if it did not: then its round
+    /// trips time a server that fell behind, not one at this rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_sustained: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

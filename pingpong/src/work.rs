@@ -29,13 +29,17 @@ pub fn on_echo(offset: u64, n: usize, block: usize) {
 pub fn burn(units: u64) -> u64 {
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
     for _ in 0..black_box(units) {
-        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = x;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        x = z ^ (z >> 31);
+        x = splitmix64(x);
     }
     x
+}
+
+/// One round of splitmix64: a well-mixed 64-bit value from any other.
+pub fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The client side: the state its connections share, each connection's
 //! protocol state machine, and the connection task of async runtimes.
 
+pub mod open_loop;
 mod session;
 mod state;
 mod tasks;

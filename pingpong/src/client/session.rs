@@ -167,6 +167,12 @@ impl<'a> Session<'a> {
         })
     }
 
+    /// The caller half-closes of its own accord (the open loop, at the
+    /// window's end): the server's end of stream is due now.
+    pub fn stop_sending(&mut self) {
+        self.draining = true;
+    }
+
     /// The server closed its side: fine once the client has stopped, an
     /// error before. Whether the session opens another connection (churn,
     /// inside the run): then call [`Self::reconnecting`] and connect.
@@ -230,6 +236,7 @@ mod tests {
             blocks: None,
             arrival: Default::default(),
             churn: None,
+            rate: None,
         })
     }
 

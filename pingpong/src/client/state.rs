@@ -8,6 +8,7 @@ use std::sync::{Condvar, Mutex};
 use std::task::Waker;
 use std::time::{Duration, Instant};
 
+use super::open_loop::Record;
 use crate::gate::Gate;
 use crate::latency::{Histogram, Recorders, histogram};
 use crate::protocol::pattern;
@@ -77,6 +78,9 @@ pub struct ClientConfig {
     /// Blocks each connection round-trips before it closes and another
     /// opens in its place (short-lived connections), if any.
     pub churn: Option<u64>,
+    /// Open loop: blocks a second in all, sent on a schedule whatever
+    /// comes back ([`super::open_loop`]); none for the closed loop.
+    pub rate: Option<u64>,
 }
 
 /// The state every connection of one client process shares.
@@ -102,6 +106,9 @@ pub struct Client {
     returned: AtomicBool,
     first_error: Mutex<Option<String>>,
     recorders: Option<Recorders>,
+    /// What the open loop's threads measured, as each one ended (absent in
+    /// the closed loop).
+    paced: Option<Mutex<Record>>,
     /// Absent, as `recorders`, when the client records no times: encoding
     /// a histogram costs instructions that depend on the values in it.
     arrivals: Option<Mutex<Arrivals>>,
@@ -176,7 +183,12 @@ impl Client {
             failed: AtomicBool::new(false),
             returned: AtomicBool::new(false),
             first_error: Mutex::new(None),
-            recorders: config.latency.then(Recorders::default),
+            // The open loop times its blocks from when they were due, not
+            // as the closed loop's clock does.
+            recorders: (config.latency && config.rate.is_none()).then(Recorders::default),
+            paced: config
+                .rate
+                .map(|_| Mutex::new(Record::new(config.slices()))),
             arrivals: config.latency.then(Mutex::default),
             shares: Mutex::default(),
             changed: Condvar::new(),
@@ -210,6 +222,30 @@ impl Client {
         let since = (now - self.epoch).as_nanos() as u64;
         self.opened.store(since + 1, Ordering::Relaxed);
         now
+    }
+
+    /// When the window opened and when it closes, once it has opened.
+    pub fn window(&self) -> Option<(Instant, Instant)> {
+        match self.opened.load(Ordering::Relaxed) {
+            0 => None,
+            opened => {
+                let open = self.epoch + Duration::from_nanos(opened - 1);
+                Some((open, open + self.config.seconds))
+            }
+        }
+    }
+
+    /// An open-loop thread is done: what it measured joins the client's.
+    pub fn paced(&self, record: &Record) {
+        if let Some(paced) = &self.paced {
+            paced.lock().unwrap_or_else(|e| e.into_inner()).add(record);
+        }
+    }
+
+    /// What the open loop measured, in the open loop.
+    pub fn open_loop(&self) -> Option<Record> {
+        let paced = self.paced.as_ref()?;
+        Some(paced.lock().unwrap_or_else(|e| e.into_inner()).clone())
     }
 
     /// Ends the window, if time has not already: connections stop.
@@ -482,6 +518,7 @@ mod tests {
             blocks: None,
             arrival: Default::default(),
             churn: None,
+            rate: None,
         })
     }
 

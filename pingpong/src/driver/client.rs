@@ -6,12 +6,13 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::client::open_loop::not_sustained;
 use crate::client::{Arrival, Client, ClientConfig, Shares};
 use crate::fault::{self, Fault};
 use crate::latency;
 use crate::runtime::Runtime;
 use crate::unavailable::Unavailable;
-use crate::wire::{ClientResult, Line, Window};
+use crate::wire::{ClientResult, Line, OpenLoop, Window};
 use crate::{affinity, limits};
 
 /// Why a client run produced no result.
@@ -66,7 +67,12 @@ pub fn run<R: Runtime>(config: ClientConfig) -> Result<ClientResult, ClientError
             .name("client-runtime".into())
             .spawn(move || {
                 let outcome =
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| R::client(&client)));
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        match client.config.rate {
+                            Some(_) => R::open_loop(&client),
+                            None => R::client(&client),
+                        }
+                    }));
                 // The driver may have given up waiting: nobody to tell then.
                 let _ = done_tx.send(outcome);
                 client.runtime_returned();
@@ -140,8 +146,11 @@ fn drive(
     let seconds = (window_end - window_start).as_secs_f64();
 
     // Every session over, not every thread gone: 10,000 exiting threads can
-    // take longer to tear down than the whole run.
-    let ended = |shares: &Shares| shares.connections >= wanted;
+    // take longer to tear down than the whole run. The open loop's few
+    // threads hand over what they measured as they return.
+    let ended = |shares: &Shares| {
+        shares.connections >= wanted && (config.rate.is_none() || client.runtime_ended())
+    };
     wait_for(
         client,
         done,
@@ -151,6 +160,27 @@ fn drive(
     )?;
     let shares = client.shares();
     let arrivals = client.arrivals();
+    let paced = client.open_loop();
+    let rtt = match &paced {
+        Some(record) => Some(latency::encode(&record.corrected)),
+        None => client.recorders().map(|r| latency::encode(&r.merged())),
+    };
+    let open_loop = paced.map(|record| {
+        let rate = config.rate.expect("an open-loop client has a rate");
+        let achieved = client.bytes() as f64 / config.block as f64 / seconds;
+        let lag_series = record.lag_series();
+        Box::new(OpenLoop {
+            rate,
+            achieved,
+            due: record.due,
+            returned: record.returned,
+            uncorrected_histogram: latency::encode(&record.uncorrected),
+            lag_histogram: latency::encode(&record.lag),
+            timer_histogram: latency::encode(&record.timer),
+            not_sustained: not_sustained(rate, achieved, &lag_series),
+            lag_series,
+        })
+    });
     let slice_seconds = match config.blocks {
         None => vec![config.slice_length().as_secs_f64(); config.slices()],
         Some(_) => vec![seconds],
@@ -165,10 +195,11 @@ fn drive(
         verified_connections: client.verified_connections(),
         fairness: shares.fairness(),
         starved_connections: shares.starved,
-        rtt_histogram: client.recorders().map(|r| latency::encode(&r.merged())),
+        rtt_histogram: rtt,
         connect_histogram: arrivals.as_ref().map(|a| latency::encode(&a.connect)),
         first_rtt_histogram: arrivals.as_ref().map(|a| latency::encode(&a.first_rtt)),
         opened_connections: config.churn.map(|_| client.opened_in_window()),
+        open_loop,
         cpus: affinity::cpus(),
         series: shares.series,
         slice_seconds,

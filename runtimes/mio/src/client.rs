@@ -22,10 +22,10 @@ struct Conn<'a> {
 }
 
 /// The token of the start gate's wake-up.
-const START: Token = Token(usize::MAX);
+pub const START: Token = Token(usize::MAX);
 
 /// Wakes the event loop when the client's start gate opens.
-struct Wakeup(mio::Waker);
+pub struct Wakeup(pub mio::Waker);
 
 impl Wake for Wakeup {
     fn wake(self: Arc<Self>) {
@@ -36,7 +36,7 @@ impl Wake for Wakeup {
 
 /// How often a thread looks up from its sockets to see whether another
 /// thread's failure has ended the run.
-const FAILURE_CHECK: Duration = Duration::from_millis(100);
+pub const FAILURE_CHECK: Duration = Duration::from_millis(100);
 
 pub fn event_loop(client: &Client, connections: usize) -> io::Result<()> {
     let mut poll = Poll::new()?;
@@ -97,7 +97,7 @@ pub fn event_loop(client: &Client, connections: usize) -> io::Result<()> {
 }
 
 /// A connection to the client's server, registered as `token`.
-fn open(client: &Client, registry: &Registry, token: Token) -> io::Result<Pipe> {
+pub fn open(client: &Client, registry: &Registry, token: Token) -> io::Result<Pipe> {
     let mut stream = TcpStream::connect(client.config.connect)?;
     registry.register(&mut stream, token, Interest::READABLE | Interest::WRITABLE)?;
     Ok(Pipe::new(stream, client.config.in_flight()))
@@ -114,9 +114,10 @@ impl Conn<'_> {
         token: Token,
     ) -> Result<bool, SessionError> {
         if !self.connected {
-            if !self.finish_connect().map_err(SessionError::Connect)? {
+            if !finish_connect(&self.pipe.stream).map_err(SessionError::Connect)? {
                 return Ok(true);
             }
+            self.connected = true;
             self.session.connected();
         }
         if !self.started {
@@ -162,21 +163,20 @@ impl Conn<'_> {
             }
         }
     }
+}
 
-    /// mio's recipe for a non-blocking connect: an error, or a peer address once done.
-    fn finish_connect(&mut self) -> io::Result<bool> {
-        let stream = &self.pipe.stream;
-        if let Some(e) = stream.take_error()? {
-            return Err(e);
+/// mio's recipe for a non-blocking connect: an error, or whether it is done
+/// (then with TCP_NODELAY set).
+pub fn finish_connect(stream: &TcpStream) -> io::Result<bool> {
+    if let Some(e) = stream.take_error()? {
+        return Err(e);
+    }
+    match stream.peer_addr() {
+        Ok(_) => {
+            stream.set_nodelay(true)?;
+            Ok(true)
         }
-        match stream.peer_addr() {
-            Ok(_) => {
-                stream.set_nodelay(true)?;
-                self.connected = true;
-                Ok(true)
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(false),
-            Err(e) => Err(e),
-        }
+        Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(false),
+        Err(e) => Err(e),
     }
 }

@@ -3,6 +3,7 @@
 //! share of the connections. Edge-triggered, as mio is.
 
 mod client;
+mod open_loop;
 mod pipe;
 mod server;
 
@@ -26,6 +27,12 @@ impl pingpong::Runtime for EventLoop {
     fn client(client: &Arc<Client>) -> io::Result<()> {
         on_threads("client", (0..client.config.threads).collect(), |thread| {
             client::event_loop(client, client.connections_of(thread))
+        })
+    }
+
+    fn open_loop(client: &Arc<Client>) -> io::Result<()> {
+        on_threads("client", (0..client.config.threads).collect(), |thread| {
+            open_loop::event_loop(client, thread)
         })
     }
 }

@@ -1,0 +1,261 @@
+//! One open-loop client thread: its connections send blocks on their
+//! schedules ([`pingpong::client::open_loop`]) and verify what comes back.
+//! A timerfd wakes the loop at the next due time with the kernel's
+//! high-resolution timers (epoll's own timeout counts whole milliseconds);
+//! how late each wake-up is, is recorded as the generator's timing error.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io::{self, Write};
+use std::net::Shutdown;
+use std::os::fd::{AsFd, AsRawFd};
+use std::sync::Arc;
+use std::task::Waker;
+use std::time::{Duration, Instant};
+
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
+use nix::sys::time::TimeSpec;
+use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
+use pingpong::Client;
+use pingpong::client::open_loop::{Paced, Record};
+use pingpong::client::{Phase, SessionError};
+
+use crate::client::{FAILURE_CHECK, START, Wakeup, finish_connect, open};
+use crate::pipe::Pipe;
+
+/// The token of the timer.
+const TIMER: Token = Token(usize::MAX - 1);
+
+struct Conn<'a> {
+    pipe: Pipe,
+    paced: Paced<'a>,
+    /// The connection's index in the client: its schedule's phase.
+    index: usize,
+    connected: bool,
+    half_closed: bool,
+    /// The due time the heap holds for this connection, if any.
+    queued: Option<Instant>,
+}
+
+/// Runs connections `thread`, `thread + threads`, ... of the client.
+pub fn event_loop(client: &Client, thread: usize) -> io::Result<()> {
+    let threads = client.config.threads;
+    let mut poll = Poll::new()?;
+    let mut events = Events::with_capacity(1024);
+    let mut conns = Vec::new();
+    for (token, index) in (thread..client.config.connections)
+        .step_by(threads)
+        .enumerate()
+    {
+        conns.push(Some(Conn {
+            pipe: open(client, poll.registry(), Token(token))?,
+            paced: Paced::new(client),
+            index,
+            connected: false,
+            half_closed: false,
+            queued: None,
+        }));
+    }
+    let wakeup = Arc::new(Wakeup(mio::Waker::new(poll.registry(), START)?));
+    client.notify_on_start(&Waker::from(wakeup.clone()));
+    let timer = TimerFd::new(
+        ClockId::CLOCK_MONOTONIC,
+        TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
+    )?;
+    poll.registry().register(
+        &mut SourceFd(&timer.as_fd().as_raw_fd()),
+        TIMER,
+        Interest::READABLE,
+    )?;
+    let mut armed: Option<Instant> = None;
+    let mut due: BinaryHeap<Reverse<(Instant, usize)>> = BinaryHeap::new();
+    let mut record = Record::new(client.config.slices());
+    let mut stopped = false;
+    let mut live = conns.len();
+
+    let mut outcome = Ok(());
+    while live > 0 && !client.has_failed() {
+        // The earliest due time, or the window's end while it runs.
+        let close = client.window().map(|(_, close)| close).filter(|_| !stopped);
+        let next = due
+            .peek()
+            .map(|Reverse((t, _))| *t)
+            .into_iter()
+            .chain(close)
+            .min();
+        let now = Instant::now();
+        let timeout = match next {
+            Some(next) if next <= now => Some(Duration::ZERO),
+            Some(next) => {
+                if armed != Some(next) {
+                    let wait = TimeSpec::from_duration(next - now);
+                    timer.set(Expiration::OneShot(wait), TimerSetTimeFlags::empty())?;
+                    armed = Some(next);
+                }
+                Some(FAILURE_CHECK)
+            }
+            None => Some(FAILURE_CHECK),
+        };
+        if let Err(e) = poll.poll(&mut events, timeout) {
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            outcome = Err(e);
+            break;
+        }
+        let now = Instant::now();
+        if let Some(at) = armed.filter(|at| *at <= now) {
+            if matches!(client.phase(), Phase::Measuring(_)) {
+                record.woke(now - at);
+            }
+            armed = None;
+        }
+        let mut touched: Vec<usize> = Vec::new();
+        for event in &events {
+            match event.token() {
+                TIMER => {
+                    // Clears its readiness; a timer set again expires anew.
+                    let _ = nix::unistd::read(&timer, &mut [0u8; 8]);
+                }
+                START => touched.extend(0..conns.len()),
+                Token(token) => {
+                    let read_closed = event.is_read_closed();
+                    if let Some(conn) = &mut conns[token] {
+                        let result = conn.on_event(client, read_closed, &mut record);
+                        settle(&mut conns[token], result, client, &mut live);
+                        touched.push(token);
+                    }
+                }
+            }
+        }
+        if !stopped && client.phase() == Phase::Stopping {
+            stopped = true;
+            touched.extend(0..conns.len());
+            for conn in conns.iter_mut().flatten() {
+                conn.paced.stop(&mut record);
+            }
+        }
+        while let Some(&Reverse((at, token))) = due.peek() {
+            if at > now {
+                break;
+            }
+            due.pop();
+            if let Some(conn) = &mut conns[token]
+                && conn.queued == Some(at)
+            {
+                conn.queued = None;
+                touched.push(token);
+            }
+        }
+        for token in touched {
+            let Some(conn) = &mut conns[token] else {
+                continue;
+            };
+            let result = conn.send(client, &mut record);
+            settle(&mut conns[token], result, client, &mut live);
+            if let Some(conn) = &mut conns[token]
+                && let Some(at) = conn.paced.due()
+                && conn.queued != Some(at)
+            {
+                conn.queued = Some(at);
+                due.push(Reverse((at, token)));
+            }
+        }
+    }
+    client.paced(&record);
+    outcome
+}
+
+/// Ends a connection whose session ended or failed.
+fn settle(
+    slot: &mut Option<Conn>,
+    result: Result<bool, SessionError>,
+    client: &Client,
+    live: &mut usize,
+) {
+    let ended = match result {
+        Ok(going) => !going,
+        Err(e) => {
+            client.fail(&e);
+            true
+        }
+    };
+    if ended && slot.take().is_some() {
+        *live -= 1;
+    }
+}
+
+impl Conn<'_> {
+    /// Takes the socket's news: connected, bytes back, end of stream.
+    /// `false` once the session has ended.
+    fn on_event(
+        &mut self,
+        client: &Client,
+        read_closed: bool,
+        record: &mut Record,
+    ) -> Result<bool, SessionError> {
+        if !self.connected {
+            if !finish_connect(&self.pipe.stream).map_err(SessionError::Connect)? {
+                return Ok(true);
+            }
+            self.connected = true;
+            self.paced.session.connected();
+        }
+        self.send(client, record)?;
+        loop {
+            let (data, drained) = match self.pipe.read(read_closed) {
+                Ok(Some(read)) => read,
+                Ok(None) => return Ok(true),
+                Err(e) => return Err(self.paced.session.io_error(e)),
+            };
+            if data.is_empty() {
+                // No churn in the open loop: the end of stream ends it.
+                return self.paced.session.on_eof().map(|_| false);
+            }
+            self.paced.on_data(data, Instant::now(), record)?;
+            if drained {
+                return Ok(true);
+            }
+        }
+    }
+
+    /// Starts the schedule once the client has, then writes what is due;
+    /// half-closes once stopped and written.
+    fn send(&mut self, client: &Client, record: &mut Record) -> Result<bool, SessionError> {
+        if !self.connected || self.half_closed {
+            return Ok(true);
+        }
+        if !self.paced.started() {
+            if !client.started() || self.paced.stopped() {
+                return self.half_close_if_stopped();
+            }
+            self.paced.start(self.index, Instant::now());
+        }
+        loop {
+            let now = Instant::now();
+            let Some(bytes) = self.paced.to_write(now) else {
+                break;
+            };
+            match self.pipe.stream.write(bytes) {
+                Ok(0) => return Err(self.paced.session.io_error(io::ErrorKind::WriteZero.into())),
+                Ok(n) => self.paced.wrote(n, now, record),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(self.paced.session.io_error(e)),
+            }
+        }
+        self.half_close_if_stopped()
+    }
+
+    fn half_close_if_stopped(&mut self) -> Result<bool, SessionError> {
+        if self.paced.stopped() && self.paced.to_write(Instant::now()).is_none() {
+            self.pipe
+                .stream
+                .shutdown(Shutdown::Write)
+                .map_err(|e| self.paced.session.io_error(e))?;
+            self.half_closed = true;
+        }
+        Ok(true)
+    }
+}
