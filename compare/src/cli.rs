@@ -156,6 +156,17 @@ pub struct RunArgs {
     /// make them): connections per second beside round trips per second.
     #[arg(long, value_name = "BLOCKS", value_parser = clap::value_parser!(u64).range(1..))]
     pub churn: Option<u64>,
+    /// Open loop (wrk2's model): blocks a second over all connections, sent
+    /// on a schedule whatever comes back, each round trip timed from when
+    /// its block was due; a list sweeps the rates (latency against load).
+    /// The generator is mio's client for every server.
+    #[arg(long, visible_alias = "rate", value_name = "BLOCKS_PER_S", value_delimiter = ',', allow_negative_numbers = true, value_parser = count(u32::MAX as i64))]
+    pub rates: Vec<usize>,
+    /// With --rates: the p99 round trip, in milliseconds, under which a
+    /// sustained rate counts for the knee table (the highest rate each
+    /// implementation sustains with p99 under it).
+    #[arg(long, value_name = "MS", default_value_t = defaults::P99_BOUND_MS, value_parser = positive_ms)]
+    pub p99_bound: f64,
     /// The most repetitions a cell gets in pursuit of --precision.
     #[arg(long, allow_negative_numbers = true, value_parser = count(1000))]
     pub max_repeat: Option<usize>,
@@ -192,7 +203,7 @@ pub struct RunArgs {
         "runtimes", "client", "external", "server", "remote", "remote_bin_dir", "connections",
         "threads", "block", "window", "work", "seconds", "warmup", "repeat", "precision",
         "max_repeat", "budget", "noisy", "pin", "no_latency", "no_cost", "counted", "out",
-        "arrival", "churn",
+        "arrival", "churn", "rates", "p99_bound",
     ])]
     pub resume: Option<PathBuf>,
     /// Plain progress lines instead of a progress bar.
@@ -240,6 +251,13 @@ fn minutes(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
         _ => Err(format!("{s} is not a positive number of minutes")),
+    }
+}
+
+fn positive_ms(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("{s} is not a positive number of milliseconds")),
     }
 }
 
@@ -298,6 +316,9 @@ mod tests {
                 "--counted",
                 "--arrival",
                 "--churn",
+                "--rates",
+                "--rate",
+                "--p99-bound",
                 "--out",
                 "--resume",
                 "--quiet",

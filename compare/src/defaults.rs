@@ -61,3 +61,11 @@ pub const REFERENCE: &str = "mio";
 pub const PROFILE: &str = "release";
 /// The environment variable that sets `--profile`.
 pub const PROFILE_ENV: &str = "COMPARE_PROFILE";
+
+/// The p99 round trip under which a sustained open-loop rate counts for
+/// the knee table, in milliseconds.
+pub const P99_BOUND_MS: f64 = 1.0;
+
+/// The open loop's generator: one client for every server, so that only
+/// the server differs.
+pub const OPEN_LOOP_CLIENT: &str = "mio";

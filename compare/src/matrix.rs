@@ -12,20 +12,27 @@ pub struct Load {
     pub connections: usize,
 }
 
-/// What each connection does: bytes per block, and blocks in flight.
+/// What each connection does: bytes per block, blocks in flight, and in
+/// the open loop, the rate over all connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Workload {
     pub block: usize,
     pub window: usize,
+    pub rate: Option<u64>,
 }
 
 impl Workload {
-    /// How tables and charts name it: the block, and the window where pipelined.
+    /// How tables and charts name it: the block, the window where
+    /// pipelined, the rate in the open loop.
     pub fn label(&self) -> String {
-        match self.window {
-            1 => format!("block {} bytes", self.block),
-            w => format!("block {} bytes, window {w}", self.block),
+        let mut label = format!("block {} bytes", self.block);
+        if self.window > 1 {
+            label += &format!(", window {}", self.window);
         }
+        if let Some(rate) = self.rate {
+            label += &format!(", open loop at {rate} blocks/s");
+        }
+        label
     }
 }
 

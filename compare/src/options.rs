@@ -79,6 +79,10 @@ fn config(args: &RunArgs) -> Result<Config> {
         .as_deref()
         .map(|c| Implementation::parse(c, &externals))
         .transpose()?;
+    let client = match args.rates.is_empty() {
+        true => client,
+        false => Some(open_loop_client(args, client)?),
+    };
     let loads = match (&args.threads[..], &args.connections[..]) {
         ([], []) => matrix::muduo(),
         ([], connections) => matrix::cross(&[1], connections),
@@ -143,6 +147,8 @@ fn config(args: &RunArgs) -> Result<Config> {
         counted_blocks: args.counted,
         arrival: Some(args.arrival),
         churn: args.churn,
+        rates: args.rates.iter().map(|&r| r as u64).collect(),
+        p99_bound_us: (!args.rates.is_empty()).then_some(args.p99_bound * 1e3),
         // The ones the run names: an unused file is not the run's business.
         externals: externals
             .iter()
@@ -155,6 +161,33 @@ fn config(args: &RunArgs) -> Result<Config> {
             args.remote_bin_dir.as_deref(),
         ),
     })
+}
+
+/// The client of an open-loop run: mio's, the one generator, for every
+/// server; the options it cannot run with refused.
+fn open_loop_client(args: &RunArgs, asked: Option<Implementation>) -> Result<Implementation> {
+    let generator = defaults::OPEN_LOOP_CLIENT;
+    if let Some(asked) = asked.filter(|c| c.name() != generator) {
+        bail!(
+            "--rates: the open loop's generator is {generator}'s client for every server; \
+             --client {} cannot run it",
+            asked.name()
+        );
+    }
+    if args.window != [1] {
+        bail!(
+            "--rates sends blocks on their schedule, pipelined as they fall due; --window does not apply"
+        );
+    }
+    let conflicts = [
+        (args.churn.is_some(), "--churn"),
+        (args.no_latency, "--no-latency"),
+        (args.counted.is_some(), "--counted"),
+    ];
+    if let Some((_, option)) = conflicts.iter().find(|(given, _)| *given) {
+        bail!("--rates times every block; it does not run with {option}");
+    }
+    Implementation::parse(generator, &[])
 }
 
 /// `results/<UTC timestamp>`, numbered when taken.

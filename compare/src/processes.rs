@@ -438,6 +438,7 @@ fn client_config(job: &Job, connect: SocketAddr) -> ClientConfig {
         blocks: None,
         arrival: job.arrival,
         churn: job.churn,
+        rate: job.workload.rate,
     }
 }
 
@@ -498,6 +499,7 @@ fn our_client(
             // start together.
             config.blocks = Some(blocks);
             config.churn = None;
+            config.rate = None;
             config.arrival = Arrival::Gated;
             config.warmup = Duration::ZERO;
             config.latency = false;
@@ -512,6 +514,9 @@ fn our_client(
     }
     if let Some(churn) = config.churn {
         args.extend(["--churn".into(), churn.to_string()]);
+    }
+    if let Some(rate) = config.rate {
+        args.extend(["--rate".into(), rate.to_string()]);
     }
     let (program, args) = mode.wrap(Side::Client, bin, args);
     let mut client = Process::spawn(
@@ -574,7 +579,7 @@ fn our_client(
         server_usage: usage(0),
         client_usage: usage(1),
         server_cpus: server.cpus.clone(),
-        client: ClientMeasurement::Ours(result),
+        client: ClientMeasurement::Ours(Box::new(result)),
         server_cost,
         client_cost,
         cost_absent,

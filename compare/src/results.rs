@@ -144,6 +144,14 @@ pub struct Config {
     /// another opens in its place; absent: connections stay open.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub churn: Option<u64>,
+    /// `--rates`: the open loop's rates, blocks a second over all
+    /// connections, each run at every load; empty: the closed loop.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rates: Vec<u64>,
+    /// `--p99-bound`: the p99 round trip, in microseconds, under which a
+    /// sustained rate counts for the knee table (with `rates`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_bound_us: Option<f64>,
     /// `--budget`: the time, in seconds, the repetitions beyond `repeat` may take in all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_seconds: Option<f64>,
@@ -196,6 +204,10 @@ pub struct Cell {
     /// Blocks in flight per connection.
     #[serde(default = "default_window")]
     pub window: usize,
+    /// The open loop's rate, blocks a second over all connections; absent:
+    /// the closed loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<u64>,
     /// Units of server CPU work per block echoed.
     #[serde(default)]
     pub work: u64,
@@ -403,6 +415,10 @@ pub struct Run {
     /// replacing one closed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub opened_connections: Option<u64>,
+    /// In the open loop: what the schedule asked and got; `rtt` then times
+    /// each block from when it was due.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<OpenLoop>,
     /// What each process spent over the window.
     #[serde(default)]
     pub server_usage: Option<Usage>,
@@ -432,6 +448,29 @@ pub struct Run {
     /// Why, with `--counted`, a run was not counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counted_absent: Option<String>,
+}
+
+/// An open-loop run: the rate asked for and what the server made of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct OpenLoop {
+    /// Blocks a second asked for, over all connections.
+    pub rate: u64,
+    /// Blocks that came back inside the window, per second.
+    pub achieved: f64,
+    /// Blocks due inside the window, and of those, the ones that came back.
+    pub due: u64,
+    pub returned: u64,
+    /// Round trips from when each block went out, not when it was due.
+    pub uncorrected: Rtt,
+    /// How late each block went out after it was due.
+    pub lag: Rtt,
+    /// How late the generator woke for a due time: its timing error.
+    pub timer: Rtt,
+    /// The mean send lag of each slice of the window, in seconds.
+    pub lag_series: Vec<Option<f64>>,
+    /// Why the run did not sustain the rate, if it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_sustained: Option<String>,
 }
 
 /// What a block cost each side, counted rather than timed: user-space
@@ -593,14 +632,23 @@ impl Config {
         } else {
             self.windows.clone()
         };
-        blocks
-            .iter()
-            .flat_map(|&block| {
-                windows
-                    .iter()
-                    .map(move |&window| Workload { block, window })
-            })
-            .collect()
+        let rates: Vec<Option<u64>> = match self.rates.is_empty() {
+            true => vec![None],
+            false => self.rates.iter().copied().map(Some).collect(),
+        };
+        let mut workloads = Vec::new();
+        for &block in &blocks {
+            for &window in &windows {
+                for &rate in &rates {
+                    workloads.push(Workload {
+                        block,
+                        window,
+                        rate,
+                    });
+                }
+            }
+        }
+        workloads
     }
 }
 
@@ -609,6 +657,7 @@ impl Cell {
         Workload {
             block: self.block,
             window: self.window,
+            rate: self.rate,
         }
     }
 
@@ -617,6 +666,22 @@ impl Cell {
             threads: self.threads,
             connections: self.connections,
         }
+    }
+
+    /// Why the cell did not sustain its open-loop rate, if any run did not:
+    /// how many did not, and the first one's reason.
+    pub fn not_sustained(&self) -> Option<String> {
+        let short: Vec<&str> = self
+            .runs
+            .iter()
+            .filter_map(|r| r.open_loop.as_ref()?.not_sustained.as_deref())
+            .collect();
+        let first = short.first()?;
+        Some(format!(
+            "{} of {} runs: {first}",
+            short.len(),
+            self.runs.len()
+        ))
     }
 
     /// Records the cell's cost run; `noisy_percent` is the run's threshold.
@@ -802,6 +867,7 @@ impl Results {
                 connections: load.connections,
                 block: workload.block,
                 window: workload.window,
+                rate: workload.rate,
                 work: self.config.work,
                 placement: placement.clone(),
                 status: Status::Ok,

@@ -65,7 +65,7 @@ pub struct Measurement {
 #[derive(Debug)]
 pub enum ClientMeasurement {
     /// Our client's result: the window and everything measured in it.
-    Ours(ClientResult),
+    Ours(Box<ClientResult>),
     /// What an external client printed: bytes read over its whole run
     /// (connecting included), and how long it was told to run.
     External {

@@ -83,6 +83,13 @@ const HEADER: &[&str] = &[
     "listen_drops",
     "syn_retransmits",
     "opened_connections",
+    "rate",
+    "achieved_per_s",
+    "uncorrected_p50_us",
+    "uncorrected_p99_us",
+    "send_lag_p99_us",
+    "timer_error_p99_us",
+    "not_sustained",
     "error",
 ];
 
@@ -195,6 +202,16 @@ fn record(cell: &Cell, run: Option<&Run>, cost: bool) -> Vec<String> {
         ]
         .map(|n| text(n.map(|n| n.to_string()))),
     );
+    let open = run.and_then(|r| r.open_loop.as_ref());
+    row.extend([
+        text(cell.rate.map(|r| r.to_string())),
+        number(open.map(|o| o.achieved)),
+        number(open.map(|o| o.uncorrected.p50_us)),
+        number(open.map(|o| o.uncorrected.p99_us)),
+        number(open.map(|o| o.lag.p99_us)),
+        number(open.map(|o| o.timer.p99_us)),
+        text(open.and_then(|o| o.not_sustained.clone())),
+    ]);
     row.push(cell.error.clone().unwrap_or_default());
     row
 }

@@ -12,6 +12,7 @@ mod header;
 mod html;
 mod json;
 mod markdown;
+mod open_loop;
 mod sections;
 mod svg;
 pub mod terminal;

@@ -2,7 +2,7 @@
 //! them: the sections of tables, and the notes that explain their marks.
 
 use super::grid::{DETAIL_LEGEND, Grid, View, plural, status};
-use super::{arrivals, cost};
+use super::{arrivals, cost, open_loop};
 use crate::results::{Results, Status};
 
 /// The report's sections in order, every workload's tables in each: heading and tables.
@@ -10,11 +10,18 @@ pub fn report_sections(views: &[View], reference: &str) -> Vec<(String, Vec<Grid
     let all = |grids: &dyn Fn(&View) -> Vec<Grid>| -> Vec<Grid> {
         views.iter().flat_map(grids).collect()
     };
+    let results = views.first().map(|v| v.results);
     vec![
-        ("Throughput".into(), all(&|v| v.throughput())),
+        (
+            "Latency against offered load (open loop)".into(),
+            results.map(open_loop::tables).unwrap_or_default(),
+        ),
+        // An open-loop workload's throughput is its rate, or the latency
+        // tables say it was not sustained: nothing to rank.
+        ("Throughput".into(), all(&|v| closed(v, |v| v.throughput()))),
         (
             format!("Relative to {reference}"),
-            all(&|v| v.relative(reference)),
+            all(&|v| closed(v, |v| v.relative(reference))),
         ),
         ("Every figure, load by load".into(), all(&|v| v.details())),
         ("Cost per block".into(), all(&|v| cost::tables(v))),
@@ -23,6 +30,14 @@ pub fn report_sections(views: &[View], reference: &str) -> Vec<(String, Vec<Grid
     .into_iter()
     .filter(|(_, grids)| !grids.is_empty())
     .collect()
+}
+
+/// `tables` of a closed-loop workload; none of an open-loop one.
+fn closed(view: &View, tables: impl Fn(&View) -> Vec<Grid>) -> Vec<Grid> {
+    match view.workload.rate {
+        Some(_) => Vec::new(),
+        None => tables(view),
+    }
 }
 
 /// What the marks mean (only those in use), the legend of the detailed
@@ -45,12 +60,13 @@ pub fn notes(results: &Results, details: bool) -> Vec<String> {
             results.config.noisy_percent()
         ));
     }
-    notes.push(
+    let closed_loop = results.cells.iter().any(|c| c.rate.is_none());
+    notes.extend(closed_loop.then(|| {
         "Bold: the best of a row, where its interval (95% of its median from six runs on, \
          else its runs' [min, max]) clears every other's; = marks leaders whose intervals reach \
          the best's: the runs cannot tell them apart"
-            .into(),
-    );
+            .to_string()
+    }));
     if results.cells.iter().any(|c| c.modes.is_some()) {
         notes.push(
             "two modes: the runs fell into two groups far apart (by 15% of the median or more, \
@@ -131,6 +147,9 @@ pub fn notes(results: &Results, details: bool) -> Vec<String> {
                     .into(),
             );
         }
+    }
+    if !results.config.rates.is_empty() {
+        notes.push(open_loop::LEGEND.into());
     }
     if details
         && View::all(results)

@@ -11,6 +11,7 @@ use plotters::prelude::*;
 use super::cost::median_run;
 use super::document::{Chart, Document, Export};
 use super::grid::{View, muduo_sections, plural};
+use super::open_loop::{Latency, Sweep, thousands};
 use crate::adapters::{ADAPTERS, Adapter};
 use crate::matrix::Load;
 use crate::results::{Cell, Status, Summary};
@@ -91,7 +92,21 @@ fn color_of(view: &View, implementation: &str) -> RGBColor {
 /// windows were recorded slice by slice.
 pub fn render(views: &[View]) -> Result<Vec<Chart>> {
     let mut charts = Vec::new();
-    for view in views {
+    if let Some(view) = views.first() {
+        for sweep in Sweep::all(view.results) {
+            let subject = sweep.title("latency against offered load");
+            charts.push(Chart {
+                file: format!(
+                    "latency-by-rate-{}t-{}c-{}B.svg",
+                    sweep.load.threads, sweep.load.connections, sweep.block
+                ),
+                caption: subject.clone(),
+                svg: latency_by_rate(view, &sweep, &subject)?,
+            });
+        }
+    }
+    // An open-loop workload's throughput is its rate: its chart is the one above.
+    for view in views.iter().filter(|v| v.workload.rate.is_none()) {
         charts.extend(of_workload(view)?);
     }
     Ok(charts)
@@ -349,6 +364,81 @@ fn round_trips(view: &View, subject: &str, loads: &[Load]) -> Result<String> {
                 .draw_series(points.iter().map(|(x, s)| {
                     ErrorBar::new_vertical(*x, s.min, s.median, s.max, color.stroke_width(1), 4)
                 }))
+                .map_err(draw)?;
+        }
+        Ok(())
+    })
+}
+
+/// p50, p99 and p99.9 round trips (from when each block was due) against
+/// the rate offered, each implementation in its colour, on a log scale;
+/// a line ends where its implementation no longer sustained the rate.
+fn latency_by_rate(view: &View, sweep: &Sweep, subject: &str) -> Result<String> {
+    let results = view.results;
+    // Each implementation's (rate, [p50, p99, p99.9]) while sustained.
+    type Line<'a> = (&'a String, Vec<(f64, [f64; 3])>);
+    let lines: Vec<Line> = view
+        .implementations()
+        .iter()
+        .map(|i| {
+            let points = sweep
+                .rates
+                .iter()
+                .map_while(|&rate| match Latency::of(sweep.cell(results, i, rate)) {
+                    Latency::Sustained { p50, p99, p999 } => Some((rate as f64, [p50, p99, p999])),
+                    _ => None,
+                })
+                .collect();
+            (i, points)
+        })
+        .collect();
+    let values = || {
+        lines
+            .iter()
+            .flat_map(|(_, p)| p.iter().flat_map(|(_, q)| *q))
+    };
+    let low = values().fold(f64::INFINITY, f64::min).max(1.0) / 1.5;
+    let high = values().fold(low * 2.0, f64::max) * 1.5;
+    let right = sweep.rates.last().copied().unwrap_or(1) as f64 * 1.05;
+    let marks = [
+        "thick, filled: p99; thin: p50 (below), p99.9 (above, hollow)",
+        "a line ends where its rate was not sustained",
+    ];
+    chart(view, marks, |plot| {
+        let mut chart = frame(plot, subject)
+            .build_cartesian_2d(0.0..right, (low..high).log_scale())
+            .map_err(draw)?;
+        chart
+            .configure_mesh()
+            .x_label_formatter(&|r| thousands(*r))
+            .y_label_formatter(&|us| duration(*us))
+            .x_desc("blocks/s offered")
+            .y_desc("round trip from when due (log scale)")
+            .draw()
+            .map_err(draw)?;
+        for (implementation, points) in &lines {
+            let color = color_of(view, implementation);
+            for (q, width) in [(0, 1), (1, 2), (2, 1)] {
+                chart
+                    .draw_series(LineSeries::new(
+                        points.iter().map(|(r, v)| (*r, v[q])),
+                        color.stroke_width(width),
+                    ))
+                    .map_err(draw)?;
+            }
+            chart
+                .draw_series(
+                    points
+                        .iter()
+                        .map(|(r, v)| Circle::new((*r, v[1]), 3, color.filled())),
+                )
+                .map_err(draw)?;
+            chart
+                .draw_series(
+                    points
+                        .iter()
+                        .map(|(r, v)| Circle::new((*r, v[2]), 3, color.stroke_width(1))),
+                )
                 .map_err(draw)?;
         }
         Ok(())

@@ -6,18 +6,27 @@ use std::fmt::Write;
 
 use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 
-use super::arrivals;
 use super::grid::{Grid, View};
 use super::sections::notes;
+use super::{arrivals, open_loop};
 use crate::results::Results;
 
 pub fn render(results: &Results) -> String {
     let mut out = String::new();
     let mut arrived = false;
+    for grid in open_loop::summary(results) {
+        let _ = writeln!(out, "\n{}\n{}", grid.title, table(&grid));
+    }
     for view in View::all(results) {
         let arrivals = arrivals::tables(&view);
         arrived |= !arrivals.is_empty();
-        for grid in view.throughput().into_iter().chain(arrivals) {
+        // In the open loop the throughput is the rate asked for, or the
+        // latency tables say it was not sustained.
+        let throughput = match view.workload.rate {
+            Some(_) => Vec::new(),
+            None => view.throughput(),
+        };
+        for grid in throughput.into_iter().chain(arrivals) {
             let _ = writeln!(out, "\n{}\n{}", grid.title, table(&grid));
         }
     }

@@ -15,7 +15,7 @@ use crate::placement::Placement;
 use crate::plan::Plan;
 use crate::program::Programs;
 use crate::progress::Progress;
-use crate::results::{Cell, Results, Rtt, Run, Series, Status};
+use crate::results::{Cell, OpenLoop, Results, Rtt, Run, Series, Status};
 use crate::runner::{ClientMeasurement, Job, Measurement, RepetitionError, Runner};
 
 /// How the loop ended.
@@ -311,6 +311,20 @@ impl Execution<'_> {
 }
 
 /// A repetition's record, from what the runner measured.
+fn open_loop_of(o: pingpong::wire::OpenLoop) -> Result<OpenLoop> {
+    Ok(OpenLoop {
+        rate: o.rate,
+        achieved: o.achieved,
+        due: o.due,
+        returned: o.returned,
+        uncorrected: Rtt::from_histogram(o.uncorrected_histogram)?,
+        lag: Rtt::from_histogram(o.lag_histogram)?,
+        timer: Rtt::from_histogram(o.timer_histogram)?,
+        lag_series: o.lag_series,
+        not_sustained: o.not_sustained,
+    })
+}
+
 fn run_of(order: usize, block: usize, m: Measurement) -> Result<Run> {
     let (bytes, seconds) = match &m.client {
         ClientMeasurement::Ours(r) => (r.bytes, r.seconds),
@@ -336,6 +350,7 @@ fn run_of(order: usize, block: usize, m: Measurement) -> Result<Run> {
         connect: None,
         first_rtt: None,
         opened_connections: None,
+        open_loop: None,
         tcp: m.tcp,
         mib_per_server_cpu_s: m
             .server_usage
@@ -359,6 +374,7 @@ fn run_of(order: usize, block: usize, m: Measurement) -> Result<Run> {
             run.starved_connections = Some(r.starved_connections);
             run.rtt = r.rtt_histogram.map(Rtt::from_histogram).transpose()?;
             run.opened_connections = r.opened_connections;
+            run.open_loop = r.open_loop.map(|o| open_loop_of(*o)).transpose()?;
             run.connect = r.connect_histogram.map(Rtt::from_histogram).transpose()?;
             run.first_rtt = r.first_rtt_histogram.map(Rtt::from_histogram).transpose()?;
             run.client_cpus = r.cpus;
@@ -375,8 +391,15 @@ fn run_of(order: usize, block: usize, m: Measurement) -> Result<Run> {
 /// A run's outcome in one line.
 fn brief(run: &Run) -> String {
     let mut line = format!("{:>9.1} MiB/s", run.mib_per_s);
-    if let Some(rtt) = &run.rtt {
-        line += &format!("  p99 {:>8.0} us", rtt.p99_us);
+    match (&run.rtt, &run.open_loop) {
+        (_, Some(open)) if open.not_sustained.is_some() => {
+            line += &format!(
+                "  rate not sustained: {:.0} of {}/s",
+                open.achieved, open.rate
+            );
+        }
+        (Some(rtt), _) => line += &format!("  p99 {:>8.0} us", rtt.p99_us),
+        (None, _) => {}
     }
     if let (Some(s), Some(c)) = (run.server_usage, run.client_usage) {
         line += &format!(
@@ -424,7 +447,7 @@ mod tests {
 
     fn measured(bytes: u64) -> Measurement {
         Measurement {
-            client: ClientMeasurement::Ours(ClientResult {
+            client: ClientMeasurement::Ours(Box::new(ClientResult {
                 threads: 1,
                 connections: 1,
                 block: 16384,
@@ -438,10 +461,11 @@ mod tests {
                 connect_histogram: None,
                 first_rtt_histogram: None,
                 opened_connections: None,
+                open_loop: None,
                 cpus: vec![1],
                 series: vec![bytes / 2, bytes - bytes / 2],
                 slice_seconds: vec![0.5, 0.5],
-            }),
+            })),
             server_usage: None,
             client_usage: None,
             server_cpus: vec![0],
@@ -511,6 +535,8 @@ mod tests {
             budget_seconds: None,
             arrival: None,
             churn: None,
+            rates: Vec::new(),
+            p99_bound_us: None,
             counted_blocks: None,
             externals: Vec::new(),
             remote: None,

@@ -8,6 +8,7 @@ mod errors;
 mod external;
 mod faults;
 mod interop;
+mod open_loop;
 mod report;
 mod run;
 mod two_hosts;

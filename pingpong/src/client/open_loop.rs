@@ -66,7 +66,8 @@ pub struct Record {
     pub uncorrected: Histogram,
     /// From when each block was due until it went out.
     pub lag: Histogram,
-    /// How late the generator woke for a due time.
+    /// How late the generator got to the earliest due time of each turn of
+    /// its loop.
     pub timer: Histogram,
     /// Blocks due inside the window, and of those, the ones that came back.
     pub due: u64,
@@ -107,7 +108,7 @@ impl Record {
         }
     }
 
-    /// The generator woke `late` after a due time it waited for.
+    /// The generator got to a due time `late`.
     pub fn woke(&mut self, late: Duration) {
         record(&mut self.timer, late);
     }
