@@ -468,6 +468,8 @@ pub struct OpenLoop {
     pub timer: Rtt,
     /// The mean send lag of each slice of the window, in seconds.
     pub lag_series: Vec<Option<f64>>,
+    /// The share of the window the generator's threads had work.
+    pub generator_busy: f64,
     /// Why the run did not sustain the rate, if it did not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_sustained: Option<String>,

@@ -133,6 +133,9 @@ pub struct OpenLoop {
     /// The mean send lag in each slice of the window, in seconds (null
     /// where no block was due).
     pub lag_series: Vec<Option<f64>>,
+    /// The share of the window the generator's threads had work: near 1,
+    /// the generator may set the pace.
+    pub generator_busy: f64,
     /// Why the run did not sustain the rate, if it did not: then its round
     /// trips time a server that fell behind, not one at this rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]

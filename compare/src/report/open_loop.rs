@@ -19,9 +19,11 @@ pub const LEGEND: &str = "Open loop (wrk2's model): every connection sends a blo
     from when its block was due, so a server that stalls is charged for every block it kept \
     waiting. Medians of the runs. Not sustained: a run got back less than 99% of the rate \
     inside its window, or its send lag grew by more than 1 ms from the window's first quarter \
-    to its last; such a cell gives no latency. Uncorrected: from when each block went out; \
+    to its last, or the generator was busy more than 95% of the window (it may have set the \
+    pace, not the server); such a cell gives no latency. Uncorrected: from when each block went out; \
     send lag: how late blocks went out; the generator (mio's client, for every server) woke \
-    for its due times with the timing error given";
+    for its due times with the timing error given, spinning the last 50 us to each (so its \
+    CPU figures include the spin); generator busy: the share of the window it had work";
 
 /// One block size at one load: the rates it ran.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -232,7 +234,7 @@ fn detail(results: &Results, sweep: &Sweep) -> Grid {
         results,
         sweep,
         sweep.title(
-            "Open loop: p99 uncorrected / p99 send lag / p99 generator timing error / generator CPU",
+            "Open loop: p99 uncorrected / p99 send lag / p99 generator timing error / generator busy",
         ),
         |cell| {
             let Some(cell) = cell.filter(|c| c.status == Status::Ok) else {
@@ -245,10 +247,10 @@ fn detail(results: &Results, sweep: &Sweep) -> Grid {
                 })
                 .map_or("-".into(), time)
             };
-            let cpu = runs_median(&cell.runs, |r| Some(r.client_usage?.cpu_percent))
-                .map_or("-".into(), |p| format!("{p:.0}%"));
+            let busy = runs_median(&cell.runs, |r| Some(r.open_loop.as_ref()?.generator_busy))
+                .map_or("-".into(), |b| format!("{:.0}%", b * 100.0));
             format!(
-                "{} / {} / {} / {cpu}",
+                "{} / {} / {} / {busy}",
                 q(|o| &o.uncorrected),
                 q(|o| &o.lag),
                 q(|o| &o.timer)
@@ -407,6 +409,7 @@ mod tests {
                     lag: rtt.clone(),
                     timer: rtt.clone(),
                     lag_series: Vec::new(),
+                    generator_busy: 0.5,
                     not_sustained: p99
                         .is_none()
                         .then(|| "3000 of 4000 blocks/s came back".into()),

@@ -321,6 +321,7 @@ fn open_loop_of(o: pingpong::wire::OpenLoop) -> Result<OpenLoop> {
         lag: Rtt::from_histogram(o.lag_histogram)?,
         timer: Rtt::from_histogram(o.timer_histogram)?,
         lag_series: o.lag_series,
+        generator_busy: o.generator_busy,
         not_sustained: o.not_sustained,
     })
 }

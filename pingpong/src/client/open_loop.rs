@@ -75,6 +75,8 @@ pub struct Record {
     /// The send lag summed, and its count, per slice of the window (by
     /// when the block was due), for its trend.
     pub lag_slices: Vec<(f64, u64)>,
+    /// Time inside the window the generator found nothing to do.
+    pub idle: Duration,
 }
 
 impl Record {
@@ -87,6 +89,7 @@ impl Record {
             due: 0,
             returned: 0,
             lag_slices: vec![(0.0, 0); slices],
+            idle: Duration::ZERO,
         }
     }
 
@@ -101,6 +104,7 @@ impl Record {
             mine.add(theirs).expect("histograms of equal bounds add");
         }
         self.due += other.due;
+        self.idle += other.idle;
         self.returned += other.returned;
         for (mine, theirs) in self.lag_slices.iter_mut().zip(&other.lag_slices) {
             mine.0 += theirs.0;
@@ -111,6 +115,11 @@ impl Record {
     /// The generator got to a due time `late`.
     pub fn woke(&mut self, late: Duration) {
         record(&mut self.timer, late);
+    }
+
+    /// A turn of the generator's loop inside the window found nothing to do.
+    pub fn idled(&mut self, took: Duration) {
+        self.idle += took;
     }
 
     /// The mean send lag of each slice of the window, in seconds (absent
@@ -271,6 +280,9 @@ impl<'a> Paced<'a> {
 
 /// The least share of the rate a run must achieve to sustain it.
 pub const SUSTAINED_SHARE: f64 = 0.99;
+/// The busiest the generator may be: past it, its own delays in sending
+/// and reading may set the pace rather than the server's.
+pub const GENERATOR_BUSY: f64 = 0.95;
 /// How much the send lag may grow through the window (from its first
 /// quarter to its last) before the run is said not to keep up.
 pub const LAG_GROWTH: Duration = Duration::from_millis(1);
@@ -280,12 +292,24 @@ pub const LAG_GROWTH: Duration = Duration::from_millis(1);
 /// window per second), or its send lag (`lag_series`, seconds per slice)
 /// grew by more than [`LAG_GROWTH`] from the window's first quarter to its
 /// last, compared as medians of the slices' means so that one stall does
-/// not decide.
-pub fn not_sustained(rate: u64, achieved: f64, lag_series: &[Option<f64>]) -> Option<String> {
+/// not decide; or the generator was busy more than [`GENERATOR_BUSY`] of
+/// the window (`busy`, a share).
+pub fn not_sustained(
+    rate: u64,
+    achieved: f64,
+    lag_series: &[Option<f64>],
+    busy: f64,
+) -> Option<String> {
     if achieved < SUSTAINED_SHARE * rate as f64 {
         return Some(format!(
             "{achieved:.0} of {rate} blocks/s came back ({:.1}%)",
             achieved / rate as f64 * 100.0
+        ));
+    }
+    if busy > GENERATOR_BUSY {
+        return Some(format!(
+            "the generator was busy {:.0}% of the window: it, not the server, may have set the pace",
+            busy * 100.0
         ));
     }
     let quarter = (lag_series.len() / 4).max(1);
@@ -419,17 +443,20 @@ mod tests {
     #[test]
     fn a_run_short_of_the_rate_or_falling_behind_does_not_sustain_it() {
         let steady = vec![Some(20e-6); 20];
-        assert_eq!(not_sustained(1000, 995.0, &steady), None);
-        let short = not_sustained(1000, 900.0, &steady).unwrap();
+        assert_eq!(not_sustained(1000, 995.0, &steady, 0.5), None);
+        let short = not_sustained(1000, 900.0, &steady, 0.5).unwrap();
         assert!(short.contains("900 of 1000 blocks/s"), "{short}");
         // Lag that grows by 2 ms through the window.
         let growing: Vec<_> = (0..20).map(|i| Some(i as f64 * 1e-4)).collect();
-        let behind = not_sustained(1000, 1000.0, &growing).unwrap();
+        let behind = not_sustained(1000, 1000.0, &growing, 0.5).unwrap();
         assert!(behind.contains("grew from 0.20 ms to 1.70 ms"), "{behind}");
         // One stalled slice does not decide.
         let mut stall = steady.clone();
         stall[19] = Some(0.05);
-        assert_eq!(not_sustained(1000, 1000.0, &stall), None);
+        assert_eq!(not_sustained(1000, 1000.0, &stall, 0.5), None);
+        // A generator with no time to spare measures itself.
+        let busy = not_sustained(1000, 1000.0, &steady, 0.97).unwrap();
+        assert!(busy.contains("busy 97%"), "{busy}");
     }
 
     #[test]

@@ -169,6 +169,7 @@ fn drive(
         let rate = config.rate.expect("an open-loop client has a rate");
         let achieved = client.bytes() as f64 / config.block as f64 / seconds;
         let lag_series = record.lag_series();
+        let busy = 1.0 - record.idle.as_secs_f64() / (seconds * config.threads as f64);
         Box::new(OpenLoop {
             rate,
             achieved,
@@ -177,7 +178,8 @@ fn drive(
             uncorrected_histogram: latency::encode(&record.uncorrected),
             lag_histogram: latency::encode(&record.lag),
             timer_histogram: latency::encode(&record.timer),
-            not_sustained: not_sustained(rate, achieved, &lag_series),
+            generator_busy: busy,
+            not_sustained: not_sustained(rate, achieved, &lag_series, busy),
             lag_series,
         })
     });

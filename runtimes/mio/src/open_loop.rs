@@ -93,6 +93,7 @@ pub fn event_loop(client: &Client, thread: usize) -> io::Result<()> {
             .chain(close)
             .min();
         let now = Instant::now();
+        let turn = now;
         let timeout = match next.map(|next| next.checked_sub(SPIN).unwrap_or(next)) {
             Some(wake) if wake <= now => Some(Duration::ZERO),
             Some(wake) => {
@@ -113,6 +114,7 @@ pub fn event_loop(client: &Client, thread: usize) -> io::Result<()> {
             break;
         }
         let now = Instant::now();
+        let waited = now - turn;
         if armed.is_some_and(|at| at <= now) {
             armed = None;
         }
@@ -156,6 +158,14 @@ pub fn event_loop(client: &Client, thread: usize) -> io::Result<()> {
                 conn.queued = None;
                 touched.push(token);
             }
+        }
+        // Waiting for events was the generator's idle time, and so was a
+        // turn that found nothing to do.
+        if matches!(client.phase(), Phase::Measuring(_)) {
+            record.idled(match touched.is_empty() {
+                true => turn.elapsed(),
+                false => waited,
+            });
         }
         for token in touched {
             let Some(conn) = &mut conns[token] else {
