@@ -89,6 +89,7 @@ const HEADER: &[&str] = &[
     "uncorrected_p99_us",
     "send_lag_p99_us",
     "timer_error_p99_us",
+    "generator_busy",
     "not_sustained",
     "error",
 ];
@@ -210,6 +211,7 @@ fn record(cell: &Cell, run: Option<&Run>, cost: bool) -> Vec<String> {
         number(open.map(|o| o.uncorrected.p99_us)),
         number(open.map(|o| o.lag.p99_us)),
         number(open.map(|o| o.timer.p99_us)),
+        number(open.map(|o| o.generator_busy)),
         text(open.and_then(|o| o.not_sustained.clone())),
     ]);
     row.push(cell.error.clone().unwrap_or_default());

@@ -281,7 +281,7 @@ fn cost(results: &Results, sweep: &Sweep) -> Grid {
 }
 
 /// Where an implementation's latency bends up: the highest rate it
-/// sustains with p99 under the bound, among the rates that ran.
+/// sustains with p99 under the bound, every lower rate of the sweep too.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Knee {
     /// The highest rate within the bound, its p99, and whether a higher
@@ -310,11 +310,10 @@ impl Knee {
             .rates
             .iter()
             .any(|&r| sweep.cell(results, implementation, r).is_some());
-        match within
-            .iter()
-            .rev()
-            .find_map(|&(rate, p99)| Some((rate, p99?)))
-        {
+        // The rates in order until the first that fails: a higher one that
+        // passes again is noise, not headroom.
+        let passed = within.iter().map_while(|&(rate, p99)| Some((rate, p99?)));
+        match passed.last() {
             Some((rate, p99)) => Knee::At {
                 rate,
                 p99,
@@ -356,8 +355,8 @@ fn knees(results: &Results, sweeps: &[Sweep]) -> Grid {
         .collect();
     Grid {
         title: format!(
-            "Open loop: the knee, the highest rate (blocks/s) sustained with p99 under {} \
-             (>= : the sweep ends before it; < : not even its lowest rate)",
+            "Open loop: the knee, the highest rate (blocks/s) sustained with p99 under {}, as \
+             every lower rate was (>= : the sweep ends before it; < : not even its lowest rate)",
             time(bound)
         ),
         header,
@@ -443,6 +442,16 @@ mod tests {
             }
         );
         assert_eq!(knee(100.0), Knee::Below(1000));
+        // A rate past the first that failed does not count, though within.
+        let (results, sweep) = swept(Some(600.0));
+        assert_eq!(
+            Knee::of(&results, &sweep, "mio", 700.0),
+            Knee::At {
+                rate: 1000,
+                p99: 200.0,
+                beyond: false
+            }
+        );
         assert_eq!(Knee::of(&results, &sweep, "nobody", 1000.0), Knee::Unknown);
         // Sustained at the sweep's last rate: the knee lies beyond it.
         let (results, sweep) = swept(Some(900.0));
