@@ -2,6 +2,7 @@
 //! protocol state machine, and the connection task of async runtimes.
 
 pub mod open_loop;
+mod open_loop_record;
 mod session;
 mod state;
 mod tasks;

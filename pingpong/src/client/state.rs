@@ -8,7 +8,7 @@ use std::sync::{Condvar, Mutex};
 use std::task::Waker;
 use std::time::{Duration, Instant};
 
-use super::open_loop::Record;
+use super::open_loop_record::Record;
 use crate::gate::Gate;
 use crate::latency::{Histogram, Recorders, histogram};
 use crate::protocol::pattern;
