@@ -100,7 +100,7 @@ pub fn render(views: &[View]) -> Result<Vec<Chart>> {
                     "latency-by-rate-{}t-{}c-{}B.svg",
                     sweep.load.threads, sweep.load.connections, sweep.block
                 ),
-                caption: subject.clone(),
+                caption: format!("{subject}; a line ends where the rate was not sustained"),
                 svg: latency_by_rate(view, &sweep, &subject)?,
             });
         }
@@ -400,10 +400,7 @@ fn latency_by_rate(view: &View, sweep: &Sweep, subject: &str) -> Result<String> 
     let low = values().fold(f64::INFINITY, f64::min).max(1.0) / 1.5;
     let high = values().fold(low * 2.0, f64::max) * 1.5;
     let right = sweep.rates.last().copied().unwrap_or(1) as f64 * 1.05;
-    let marks = [
-        "thick, filled: p99; thin: p50 (below), p99.9 (above, hollow)",
-        "a line ends where its rate was not sustained",
-    ];
+    let marks = ["p99 filled, p99.9 hollow", "p50: thin lines, below"];
     chart(view, marks, |plot| {
         let mut chart = frame(plot, subject)
             .build_cartesian_2d(0.0..right, (low..high).log_scale())
