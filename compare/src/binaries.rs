@@ -104,7 +104,14 @@ fn build(
     }
     for (name, adapter, pinned) in ours {
         if let Some(version) = pinned {
-            programs.insert(name, versions::build(root, adapter, version, profile)?);
+            let program = versions::build(root, adapter, version, profile).unwrap_or_else(|e| {
+                eprintln!("{name} is unavailable: {e:#}");
+                Program::Unbuilt {
+                    version: version.into(),
+                    reason: format!("{e:#}"),
+                }
+            });
+            programs.insert(name, program);
         }
     }
     Ok(programs)

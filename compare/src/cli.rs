@@ -38,6 +38,44 @@ pub enum Command {
     /// or no change, telling real change from noise. Exit 1 when something
     /// regressed, 2 when the input cannot be compared.
     Check(CheckArgs),
+    /// Finds the first release of a runtime crate whose figure differs from
+    /// a good release's: a binary search over the releases between GOOD
+    /// and BAD, each step a run paired with GOOD and check's verdict.
+    Bisect(BisectArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BisectArgs {
+    /// One of our implementations, e.g. tokio (its crate's releases are searched).
+    pub name: String,
+    /// A release whose figure is the reference, e.g. 1.45.0.
+    pub good: String,
+    /// A later release whose figure differs from GOOD's.
+    pub bad: String,
+    /// The load: connections.
+    #[arg(long, default_value_t = 1000, value_parser = count(u32::MAX as i64))]
+    pub connections: usize,
+    /// The load: threads on each side.
+    #[arg(long, default_value_t = 1, value_parser = count(1024))]
+    pub threads: usize,
+    /// The figure judged: mib (throughput) or p99 (round trip).
+    #[arg(long, default_value = "mib", value_parser = ["mib", "p99"])]
+    pub metric: String,
+    /// Repetitions of each step's cells (6 at least for an interval).
+    #[arg(long, default_value_t = defaults::FEWEST_TIMED_RUNS, value_parser = count(1000))]
+    pub repeat: usize,
+    /// Smallest change, in percent, that counts.
+    #[arg(long, default_value_t = defaults::PAIRED_THRESHOLD_PERCENT, value_parser = percent)]
+    pub threshold: f64,
+    /// Length of each run's measurement window, in seconds.
+    #[arg(long, default_value_t = defaults::SECONDS, value_parser = pingpong::cli::seconds(true))]
+    pub seconds: f64,
+    /// Seconds of pingpong before each window.
+    #[arg(long, default_value_t = defaults::WARMUP, value_parser = pingpong::cli::seconds(false))]
+    pub warmup: f64,
+    /// Folder for the steps' runs (default: results/bisect-<UTC timestamp>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -91,6 +129,10 @@ pub struct RunArgs {
     /// Implementations to compare (comma-separated); default: all.
     #[arg(long, value_delimiter = ',')]
     pub runtimes: Vec<String>,
+    /// With a range of releases in --runtimes (NAME@A..B): keep the
+    /// pre-releases in it too.
+    #[arg(long)]
+    pub pre_releases: bool,
     /// Use this implementation's client against every server (default: each its own).
     #[arg(long)]
     pub client: Option<String>,
@@ -203,7 +245,7 @@ pub struct RunArgs {
         "runtimes", "client", "external", "server", "remote", "remote_bin_dir", "connections",
         "threads", "block", "window", "work", "seconds", "warmup", "repeat", "precision",
         "max_repeat", "budget", "noisy", "pin", "no_latency", "no_cost", "counted", "out",
-        "arrival", "churn", "rates", "p99_bound",
+        "arrival", "churn", "rates", "p99_bound", "pre_releases",
     ])]
     pub resume: Option<PathBuf>,
     /// Plain progress lines instead of a progress bar.

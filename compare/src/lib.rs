@@ -16,6 +16,7 @@
 
 pub mod adapters;
 pub mod binaries;
+pub mod bisect;
 pub mod callgrind;
 pub mod cargo;
 pub mod check;
@@ -35,6 +36,7 @@ pub mod process;
 pub mod processes;
 pub mod program;
 pub mod progress;
+pub mod releases;
 pub mod remote;
 pub mod report;
 pub mod results;

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use compare::cli::{Cli, Command};
-use compare::{check, list, options, report, run};
+use compare::{bisect, check, list, options, report, run};
 
 fn main() -> ExitCode {
     let outcome = match Cli::parse().command {
@@ -18,6 +18,9 @@ fn main() -> ExitCode {
         Command::Check(args) => options::check(args)
             .and_then(check::check)
             .map(|o| u8::from(o == check::Outcome::Regressed)),
+        Command::Bisect(args) => options::bisect(args)
+            .and_then(|o| bisect::bisect(&o))
+            .map(|_| 0),
         Command::Report(args) => {
             options::report(args)
                 .and_then(|o| report::report(&o))

@@ -9,11 +9,12 @@ use anyhow::{Result, bail};
 use pingpong::protocol::MAX_IN_FLIGHT;
 
 use crate::adapters::ADAPTERS;
-use crate::cli::{CheckArgs, Precision, ReportArgs, RunArgs};
+use crate::check::verdicts::Metric;
+use crate::cli::{BisectArgs, CheckArgs, Precision, ReportArgs, RunArgs};
 use crate::external::External;
 use crate::implementation::Implementation;
-use crate::results::Config;
-use crate::{check, defaults, matrix, remote, report, run};
+use crate::results::{Config, ReleaseRange, Skipped};
+use crate::{bisect, check, defaults, matrix, releases, remote, report, run};
 
 pub fn run(args: RunArgs) -> Result<run::Options> {
     let start = match args.resume {
@@ -49,6 +50,7 @@ fn config(args: &RunArgs) -> Result<Config> {
             bail!("--external names {} twice", e.name);
         }
     }
+    let mut releases = Vec::new();
     let servers: Vec<Implementation> = if args.runtimes.is_empty() {
         ADAPTERS
             .iter()
@@ -56,10 +58,23 @@ fn config(args: &RunArgs) -> Result<Config> {
             .chain(externals.iter().cloned().map(Implementation::External))
             .collect()
     } else {
-        args.runtimes
-            .iter()
-            .map(|n| Implementation::parse(n, &externals))
-            .collect::<Result<_>>()?
+        let mut servers = Vec::new();
+        for spec in &args.runtimes {
+            match release_range(spec, args.pre_releases)? {
+                Some(range) => {
+                    for version in &range.versions {
+                        let name = spec.split_once('@').map_or(spec.as_str(), |(n, _)| n);
+                        servers.push(Implementation::parse(
+                            &format!("{name}@{version}"),
+                            &externals,
+                        )?);
+                    }
+                    releases.push(range);
+                }
+                None => servers.push(Implementation::parse(spec, &externals)?),
+            }
+        }
+        servers
     };
     if args.server.is_some() && args.runtimes.len() != 1 {
         bail!(
@@ -148,6 +163,7 @@ fn config(args: &RunArgs) -> Result<Config> {
         arrival: Some(args.arrival),
         churn: args.churn,
         rates: args.rates.iter().map(|&r| r as u64).collect(),
+        releases,
         p99_bound_us: (!args.rates.is_empty()).then_some(args.p99_bound * 1e3),
         // The ones the run names: an unused file is not the run's business.
         externals: externals
@@ -161,6 +177,35 @@ fn config(args: &RunArgs) -> Result<Config> {
             args.remote_bin_dir.as_deref(),
         ),
     })
+}
+
+/// The releases of `NAME@A..B`, if `spec` is a range: every one cargo's
+/// index lists between A and B, the yanked (and pre-releases unless asked
+/// for) left out and named.
+fn release_range(spec: &str, pre: bool) -> Result<Option<ReleaseRange>> {
+    let Some((name, from, to)) = releases::parse_range(spec)? else {
+        return Ok(None);
+    };
+    let Implementation::Ours { adapter, .. } = Implementation::parse(name, &[])? else {
+        bail!("{spec:?}: only our implementations have releases");
+    };
+    if adapter.krate == "std" {
+        bail!("{spec:?}: {name} is built on the standard library, which has no releases to sweep");
+    }
+    let found = releases::between(adapter.krate, &from, &to, pre)?;
+    for (version, why) in &found.skipped {
+        eprintln!("{} {version} left out: {why}", adapter.krate);
+    }
+    Ok(Some(ReleaseRange {
+        spec: spec.into(),
+        krate: adapter.krate.into(),
+        versions: found.versions,
+        skipped: found
+            .skipped
+            .into_iter()
+            .map(|(version, reason)| Skipped { version, reason })
+            .collect(),
+    }))
 }
 
 /// The client of an open-loop run: mio's, the one generator, for every
@@ -204,6 +249,32 @@ fn default_out() -> PathBuf {
         })
         .find(|p| !p.exists())
         .expect("a free folder name")
+}
+
+pub fn bisect(args: BisectArgs) -> Result<bisect::Options> {
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+    Ok(bisect::Options {
+        name: args.name,
+        good: args.good,
+        bad: args.bad,
+        threads: args.threads,
+        connections: args.connections,
+        metric: match args.metric.as_str() {
+            "p99" => Metric::RttP99,
+            _ => Metric::Throughput,
+        },
+        repeat: args.repeat,
+        run_args: vec![
+            "--seconds".into(),
+            args.seconds.to_string(),
+            "--warmup".into(),
+            args.warmup.to_string(),
+        ],
+        threshold: args.threshold / 100.0,
+        out: args
+            .out
+            .unwrap_or_else(|| Path::new("results").join(format!("bisect-{stamp}"))),
+    })
 }
 
 pub fn check(args: CheckArgs) -> Result<check::Options> {

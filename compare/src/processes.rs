@@ -216,6 +216,7 @@ impl ProcessRunner {
         let measured = match job.client {
             Program::Binary { path, .. } => our_client(job, path, &mut server, mode, counting),
             Program::External(e) => external_client(job, e, &mut server).map_err(Into::into),
+            Program::Unbuilt { reason, .. } => Err(anyhow!("{reason}").into()),
         };
         let tcp = tcp_before.and_then(|before| Some(TcpStats::read().ok()?.since(&before)));
         let mut measured = match (measured, &mut server.process) {
@@ -230,7 +231,7 @@ impl ProcessRunner {
             }
             match job.server {
                 Program::Binary { .. } => process.stop()?,
-                Program::External(_) => process.terminate()?,
+                Program::External(_) | Program::Unbuilt { .. } => process.terminate()?,
             }
         }
         Ok(measured)
@@ -295,6 +296,19 @@ fn values<'h>(job: &Job, host: &'h str, port: u16) -> external::Values<'h> {
 /// Why an external program cannot run this workload, if it cannot; a
 /// server started by hand is what it is.
 fn unsupported(job: &Job, site: &Site) -> Option<RepetitionError> {
+    let unbuilt = [(Side::Server, job.server), (Side::Client, job.client)]
+        .into_iter()
+        .find_map(|(side, program)| match program {
+            Program::Unbuilt { reason, .. } => Some((side, reason)),
+            _ => None,
+        });
+    if let Some((side, reason)) = unbuilt {
+        return Some(RepetitionError::Unavailable {
+            side,
+            short: "does not build against this release".into(),
+            message: reason.clone(),
+        });
+    }
     let server = match (job.server, site) {
         (Program::External(e), Site::Local) => e.server_unsupported(job.work).map(|w| (e, w)),
         _ => None,
@@ -303,7 +317,7 @@ fn unsupported(job: &Job, site: &Site) -> Option<RepetitionError> {
         Program::External(e) => e
             .client_unsupported(job.workload.window, job.seconds.as_secs_f64(), job.churn)
             .map(|w| (e, w)),
-        Program::Binary { .. } => None,
+        Program::Binary { .. } | Program::Unbuilt { .. } => None,
     };
     let (side, (e, short)) = server
         .map(|found| (Side::Server, found))
@@ -343,6 +357,7 @@ fn start_server(
             ready(process, deadline, Some(ssh.ip))
         }
         (Site::Local, Program::External(e)) => Ok(external_server(job, e, deadline, counting)?),
+        (_, Program::Unbuilt { reason, .. }) => Err(anyhow!("{reason}").into()),
         (Site::Ssh(_), Program::External(e)) => Err(anyhow!(
             "{} is external: start its server on the other host by hand and use --server",
             e.name

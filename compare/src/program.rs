@@ -18,6 +18,10 @@ pub enum Program {
     },
     /// An external program, run through its file's command lines.
     External(Arc<External>),
+    /// A release of a runtime crate the adapter could not be built
+    /// against (an API that did not exist yet): its cells are unavailable
+    /// with the reason, and a sweep of releases goes on.
+    Unbuilt { version: String, reason: String },
 }
 
 /// Every implementation's program, by the implementation's name.
@@ -29,6 +33,7 @@ impl Program {
         match self {
             Self::Binary { version, .. } => version,
             Self::External(e) => &e.version,
+            Self::Unbuilt { version, .. } => version,
         }
     }
 }

@@ -148,6 +148,10 @@ pub struct Config {
     /// connections, each run at every load; empty: the closed loop.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rates: Vec<u64>,
+    /// Ranges of releases in `--runtimes` (`NAME@A..B`), as cargo's index
+    /// listed them when the run started.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub releases: Vec<ReleaseRange>,
     /// `--p99-bound`: the p99 round trip, in microseconds, under which a
     /// sustained rate counts for the knee table (with `rates`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -161,6 +165,24 @@ pub struct Config {
     /// Where the servers ran, when not on this host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote: Option<Remote>,
+}
+
+/// A range of releases (`tokio@1.45.0..1.54.1`) and what it expanded to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReleaseRange {
+    pub spec: String,
+    /// The runtime crate whose releases these are.
+    pub krate: String,
+    /// The releases run, oldest first (each an implementation `NAME@VERSION`).
+    pub versions: Vec<String>,
+    /// The releases of the range left out, and why (yanked, pre-release).
+    pub skipped: Vec<Skipped>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Skipped {
+    pub version: String,
+    pub reason: String,
 }
 
 /// A server on another host.

@@ -6,7 +6,7 @@ mod bmf;
 mod github;
 mod markdown;
 mod table;
-mod verdicts;
+pub mod verdicts;
 
 use std::path::PathBuf;
 

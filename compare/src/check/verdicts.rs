@@ -380,7 +380,7 @@ fn label(key: &Key, cell: &Cell) -> String {
 }
 
 /// How much worse the candidate is: positive for worse, in relative terms.
-fn badness(f: &Finding) -> f64 {
+pub fn badness(f: &Finding) -> f64 {
     if f.metric.bigger_is_better() {
         1.0 - f.ratio
     } else {

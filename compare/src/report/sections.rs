@@ -2,7 +2,7 @@
 //! them: the sections of tables, and the notes that explain their marks.
 
 use super::grid::{DETAIL_LEGEND, Grid, View, plural, status};
-use super::{arrivals, cost, open_loop};
+use super::{arrivals, cost, open_loop, trend};
 use crate::results::{Results, Status};
 
 /// The report's sections in order, every workload's tables in each: heading and tables.
@@ -15,6 +15,10 @@ pub fn report_sections(views: &[View], reference: &str) -> Vec<(String, Vec<Grid
         (
             "Latency against offered load (open loop)".into(),
             results.map(open_loop::tables).unwrap_or_default(),
+        ),
+        (
+            "Releases".into(),
+            results.map(trend::tables).unwrap_or_default(),
         ),
         // An open-loop workload's throughput is its rate, or the latency
         // tables say it was not sustained: nothing to rank.

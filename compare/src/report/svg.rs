@@ -12,6 +12,7 @@ use super::cost::median_run;
 use super::document::{Chart, Document, Export};
 use super::grid::{View, muduo_sections, plural};
 use super::open_loop::{Latency, Sweep, thousands};
+use super::trend;
 use crate::adapters::{ADAPTERS, Adapter};
 use crate::matrix::Load;
 use crate::results::{Cell, Status, Summary};
@@ -103,6 +104,11 @@ pub fn render(views: &[View]) -> Result<Vec<Chart>> {
                 caption: format!("{subject}; a line ends where the rate was not sustained"),
                 svg: latency_by_rate(view, &sweep, &subject)?,
             });
+        }
+    }
+    if let Some(view) = views.first() {
+        for (file, caption, svg) in by_release(view)? {
+            charts.push(Chart { file, caption, svg });
         }
     }
     // An open-loop workload's throughput is its rate: its chart is the one above.
@@ -440,6 +446,87 @@ fn latency_by_rate(view: &View, sweep: &Sweep, subject: &str) -> Result<String> 
         }
         Ok(())
     })
+}
+
+/// MiB/s release by release, for each range of releases and load: the
+/// median of the runs with min and max, a release that did not build left
+/// without a mark.
+fn by_release(view: &View) -> Result<Vec<(String, String, String)>> {
+    let results = view.results;
+    let mut charts = Vec::new();
+    for range in &results.config.releases {
+        let names = trend::names(range);
+        let loads: std::collections::BTreeSet<(usize, Load)> = results
+            .cells
+            .iter()
+            .filter(|c| names.contains(&c.implementation))
+            .map(|c| (c.block, c.load()))
+            .collect();
+        for (block, load) in loads {
+            let points: Vec<(f64, Summary)> = names
+                .iter()
+                .enumerate()
+                .filter_map(|(i, name)| {
+                    let cell = results.cells.iter().find(|c| {
+                        &c.implementation == name && (c.block, c.load()) == (block, load)
+                    })?;
+                    Some((i as f64, mib(cell)?))
+                })
+                .collect();
+            let labels: Vec<String> = range.versions.clone();
+            let top = points.iter().map(|(_, s)| s.max).fold(1.0, f64::max) * 1.1;
+            let caption = format!(
+                "MiB/s by release of {}, {} thread{}, {} connection{}, block {block} bytes",
+                range.krate,
+                load.threads,
+                plural(load.threads),
+                load.connections,
+                plural(load.connections)
+            );
+            let marks = ["points: median of the runs", "whiskers: min and max"];
+            let svg = chart(view, marks, |plot| {
+                let mut chart = frame(plot, &caption)
+                    .build_cartesian_2d(-0.5..labels.len() as f64 - 0.5, 0.0..top)
+                    .map_err(draw)?;
+                chart
+                    .configure_mesh()
+                    .disable_x_mesh()
+                    .x_labels(labels.len())
+                    .x_label_formatter(&|x| group_label(&labels, *x))
+                    .y_label_formatter(&|v| format!("{v:.0}"))
+                    .x_desc("release")
+                    .y_desc("MiB/s")
+                    .draw()
+                    .map_err(draw)?;
+                let color = color_of(view, &names[0]);
+                chart
+                    .draw_series(LineSeries::new(
+                        points.iter().map(|(x, s)| (*x, s.median)),
+                        color.stroke_width(2),
+                    ))
+                    .map_err(draw)?;
+                chart
+                    .draw_series(points.iter().map(|(x, s)| {
+                        ErrorBar::new_vertical(*x, s.min, s.median, s.max, BLACK.stroke_width(1), 4)
+                    }))
+                    .map_err(draw)?;
+                chart
+                    .draw_series(
+                        points
+                            .iter()
+                            .map(|(x, s)| Circle::new((*x, s.median), 3, color.filled())),
+                    )
+                    .map_err(draw)?;
+                Ok(())
+            })?;
+            let file = format!(
+                "releases-{}-{}t-{}c-{block}B.svg",
+                range.krate, load.threads, load.connections
+            );
+            charts.push((file, caption, svg));
+        }
+    }
+    Ok(charts)
 }
 
 /// Where the `i`th implementation puts its mark in each load's group, and

@@ -8,13 +8,16 @@ use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 
 use super::grid::{Grid, View};
 use super::sections::notes;
-use super::{arrivals, open_loop};
+use super::{arrivals, open_loop, trend};
 use crate::results::Results;
 
 pub fn render(results: &Results) -> String {
     let mut out = String::new();
     let mut arrived = false;
-    for grid in open_loop::summary(results) {
+    for grid in open_loop::summary(results)
+        .into_iter()
+        .chain(trend::tables(results))
+    {
         let _ = writeln!(out, "\n{}\n{}", grid.title, table(&grid));
     }
     for view in View::all(results) {

@@ -537,6 +537,7 @@ mod tests {
             arrival: None,
             churn: None,
             rates: Vec::new(),
+            releases: Vec::new(),
             p99_bound_us: None,
             counted_blocks: None,
             externals: Vec::new(),

@@ -63,7 +63,7 @@ pub fn prepare(plan: &Plan, results: &mut Results, out: &Path, build: &Build) ->
         .values()
         .find_map(|p| match p {
             Program::Binary { path, .. } => path.parent(),
-            Program::External(_) => None,
+            Program::External(_) | Program::Unbuilt { .. } => None,
         })
         .map(Path::to_path_buf)
         .unwrap_or_default();
@@ -130,6 +130,7 @@ fn files(programs: &Programs) -> Result<BTreeMap<String, std::path::PathBuf>> {
                     files.insert(format!("{name} {side}"), path);
                 }
             }
+            Program::Unbuilt { .. } => {}
         }
     }
     Ok(files)

@@ -7,6 +7,7 @@ mod common;
 mod errors;
 mod external;
 mod faults;
+mod history;
 mod interop;
 mod open_loop;
 mod report;

@@ -1,0 +1,219 @@
+//! A range of releases side by side (`tokio@1.45.0..1.54.1`): at each load,
+//! the figures release by release, and the steps between consecutive
+//! releases that clear the noise by `compare check`'s rule (the releases
+//! ran interleaved in one run, so paired), listed worst first.
+
+use super::grid::{Entry, Grid, figure, plural};
+use crate::check::verdicts::{Finding, Thresholds, badness, judge, within};
+use crate::defaults;
+use crate::matrix::Load;
+use crate::results::{Cell, ReleaseRange, Results, Status};
+use crate::stats::{Verdict, median};
+
+/// A step between two consecutive releases of a range.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub before: String,
+    pub after: String,
+    pub finding: Finding,
+}
+
+/// The implementation names of a range's releases, oldest first.
+pub fn names(range: &ReleaseRange) -> Vec<String> {
+    let name = range
+        .spec
+        .split_once('@')
+        .map_or(range.spec.as_str(), |(n, _)| n);
+    range
+        .versions
+        .iter()
+        .map(|v| format!("{name}@{v}"))
+        .collect()
+}
+
+/// Every step of every range that clears the noise, worst first.
+pub fn steps(results: &Results) -> Vec<Step> {
+    let thresholds = Thresholds {
+        timed: defaults::PAIRED_THRESHOLD_PERCENT / 100.0,
+        counted: defaults::COUNTED_THRESHOLD_PERCENT / 100.0,
+    };
+    let mut steps = Vec::new();
+    for range in &results.config.releases {
+        let names = names(range);
+        for pair in names.windows(2) {
+            let (before, after) = (&pair[0], &pair[1]);
+            // A release with no figure (it did not build) has nothing to judge.
+            let Ok(sides) = within("", results, before, after) else {
+                continue;
+            };
+            let Ok(comparison) = judge(&sides, thresholds, defaults::CONFIDENCE) else {
+                continue;
+            };
+            steps.extend(
+                comparison
+                    .findings
+                    .into_iter()
+                    .filter(|f| f.verdict != Verdict::NoChange)
+                    .map(|finding| Step {
+                        before: before.clone(),
+                        after: after.clone(),
+                        finding,
+                    }),
+            );
+        }
+    }
+    steps.sort_by(|a, b| badness(&b.finding).total_cmp(&badness(&a.finding)));
+    steps
+}
+
+/// For each range and load, a table of its releases; then the steps.
+pub fn tables(results: &Results) -> Vec<Grid> {
+    let mut grids = Vec::new();
+    let steps = steps(results);
+    for range in &results.config.releases {
+        let names = names(range);
+        let loads: std::collections::BTreeSet<(usize, Load)> = results
+            .cells
+            .iter()
+            .filter(|c| names.contains(&c.implementation))
+            .map(|c| (c.block, c.load()))
+            .collect();
+        for (block, load) in loads {
+            let cell = |name: &str| {
+                results
+                    .cells
+                    .iter()
+                    .find(|c| c.implementation == name && (c.block, c.load()) == (block, load))
+            };
+            grids.push(Grid {
+                title: format!(
+                    "Releases of {}, {} thread{}, {} connection{}, block {block} bytes: MiB/s, \
+                     p99 round trip, server CPU per block, and the step from the release before \
+                     where it clears the noise",
+                    range.krate,
+                    load.threads,
+                    plural(load.threads),
+                    load.connections,
+                    plural(load.connections),
+                ),
+                header: ["release", "MiB/s", "p99 us", "server us/block", "step"]
+                    .map(String::from)
+                    .into(),
+                rows: names
+                    .iter()
+                    .enumerate()
+                    .map(|(i, name)| {
+                        let step = match i {
+                            0 => String::new(),
+                            _ => step_text(&steps, &names[i - 1], name, block, load),
+                        };
+                        row(name, cell(name), step)
+                    })
+                    .collect(),
+            });
+        }
+    }
+    if !results.config.releases.is_empty() {
+        grids.push(Grid {
+            title: "Steps between consecutive releases that clear the noise, worst first \
+                    (compare check's rule, paired: the releases ran interleaved)"
+                .into(),
+            header: [
+                "cell",
+                "figure",
+                "from",
+                "to",
+                "change [95% interval]",
+                "verdict",
+            ]
+            .map(String::from)
+            .into(),
+            rows: steps
+                .iter()
+                .map(|s| {
+                    let f = &s.finding;
+                    [
+                        f.cell.clone(),
+                        f.metric.name().into(),
+                        s.before.clone(),
+                        s.after.clone(),
+                        change(f),
+                        verdict(f.verdict).into(),
+                    ]
+                    .into_iter()
+                    .map(Entry::plain)
+                    .collect()
+                })
+                .collect(),
+        });
+    }
+    grids
+}
+
+fn row(name: &str, cell: Option<&Cell>, step: String) -> Vec<Entry> {
+    let version = name.split_once('@').map_or(name, |(_, v)| v).to_string();
+    let Some(cell) = cell else {
+        return [version, "-".into(), "-".into(), "-".into(), step]
+            .map(Entry::plain)
+            .into();
+    };
+    if cell.status != Status::Ok {
+        let why = cell.unavailable.clone().unwrap_or_else(|| "failed".into());
+        return [version, why, "-".into(), "-".into(), step]
+            .map(Entry::plain)
+            .into();
+    }
+    let runs_median = |pick: &dyn Fn(&crate::results::Run) -> Option<f64>| {
+        median(&cell.runs.iter().filter_map(pick).collect::<Vec<_>>())
+    };
+    let p99 = runs_median(&|r| Some(r.rtt.as_ref()?.p99_us));
+    let cpu = cell
+        .figures
+        .as_ref()
+        .and_then(|f| f.server_per_block.as_ref()?.cpu_us)
+        .map(|s| s.median);
+    [
+        version,
+        figure(cell, None),
+        p99.map_or("-".into(), |v| format!("{v:.0}")),
+        cpu.map_or("-".into(), |v| format!("{v:.1}")),
+        step,
+    ]
+    .map(Entry::plain)
+    .into()
+}
+
+/// The steps from `before` to `after` at one load, as one line.
+fn step_text(steps: &[Step], before: &str, after: &str, block: usize, load: Load) -> String {
+    let found: Vec<String> = steps
+        .iter()
+        .filter(|s| s.before == before && s.after == after)
+        .filter(|s| {
+            let k = &s.finding.key;
+            (k.block, k.threads, k.connections) == (block, load.threads, load.connections)
+        })
+        .map(|s| {
+            format!(
+                "{} {} {}",
+                s.finding.metric.name(),
+                change(&s.finding),
+                verdict(s.finding.verdict)
+            )
+        })
+        .collect();
+    found.join("; ")
+}
+
+/// "-7.2% [-9.1%, -5.0%]": the change and its interval.
+fn change(f: &Finding) -> String {
+    let pct = |r: f64| format!("{:+.1}%", (r - 1.0) * 100.0);
+    format!("{} [{}, {}]", pct(f.ratio), pct(f.low), pct(f.high))
+}
+
+fn verdict(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Regressed => "REGRESSED",
+        Verdict::Improved => "improved",
+        Verdict::NoChange => "no change",
+    }
+}

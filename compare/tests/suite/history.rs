@@ -1,0 +1,102 @@
+//! Runtime history: a range of releases, each built in isolation and run
+//! interleaved, with the trend in the report; and `compare bisect` finding
+//! a release that was made slower on purpose (the fault hook, aimed at one
+//! release's build).
+
+use std::process::Output;
+
+use compare::results::Status;
+
+use crate::common::{QUICK, assert_ok, compare_with, folder, out_dir, run_ok};
+
+#[test]
+fn a_range_runs_every_release_and_one_that_does_not_build_is_unavailable() {
+    let mut args = vec![
+        "--runtimes",
+        "mio@1.2.2..1.2.4,mio@1.2.99",
+        "--connections",
+        "10",
+        "--no-cost",
+    ];
+    args.extend(QUICK);
+    let results = run_ok("history-range", &args);
+    let range = &results.config.releases[0];
+    assert_eq!(range.spec, "mio@1.2.2..1.2.4");
+    assert_eq!(range.versions, ["1.2.2", "1.2.3", "1.2.4"]);
+    assert_eq!(
+        results.config.implementations,
+        ["mio@1.2.2", "mio@1.2.3", "mio@1.2.4", "mio@1.2.99"]
+    );
+    for cell in &results.cells {
+        let name = &cell.implementation;
+        if name == "mio@1.2.99" {
+            // No such release: its column says why, and the sweep went on.
+            assert_eq!(cell.status, Status::Unavailable, "{name}");
+            assert_eq!(
+                cell.unavailable.as_deref(),
+                Some("does not build against this release")
+            );
+            assert!(cell.error.as_deref().unwrap_or_default().contains("1.2.99"));
+        } else {
+            assert_eq!(cell.status, Status::Ok, "{name}: {:?}", cell.error);
+            assert_eq!(cell.version, name.trim_start_matches("mio@"), "{name}");
+        }
+    }
+    let report = std::fs::read_to_string(folder("history-range").join("report.md")).unwrap();
+    assert!(
+        report.contains("Releases of mio, 1 thread, 10 connections"),
+        "the trend table"
+    );
+    for version in ["| 1.2.2 |", "| 1.2.3 |", "| 1.2.4 |"] {
+        assert!(report.contains(version), "{version}");
+    }
+}
+
+fn bisect(env: &[(&str, &str)]) -> Output {
+    let out = out_dir("history-bisect");
+    let args = [
+        "bisect",
+        "mio",
+        "1.2.2",
+        "1.2.4",
+        "--connections",
+        "10",
+        "--seconds",
+        "0.2",
+        "--warmup",
+        "0.05",
+        // The injected step is a slowdown of several times: a wide
+        // threshold keeps noise between equal releases from passing for one.
+        "--threshold",
+        "25",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let output = compare_with(&args, env);
+    assert_ok(&output, &args);
+    output
+}
+
+#[test]
+fn bisect_finds_the_release_that_was_made_slower() {
+    let fault = "pingpong-mio-1.2.4/target/debug/pingpong-mio:slow=5000";
+    let output = bisect(&[("PINGPONG_FAULT", fault)]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("1.2.3 against 1.2.2: no change"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("first release that differs from 1.2.2: mio 1.2.4"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("not confirmed"), "{stdout}");
+    assert!(
+        stdout.contains("reproduce: compare run --runtimes mio@1.2.3,mio@1.2.4"),
+        "{stdout}"
+    );
+    // Without the slowdown there is nothing to find.
+    let output = bisect(&[]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("nothing to bisect"), "{stdout}");
+}
