@@ -155,6 +155,23 @@ pub fn notes(results: &Results, details: bool) -> Vec<String> {
     if !results.config.rates.is_empty() {
         notes.push(open_loop::LEGEND.into());
     }
+    for range in &results.config.releases {
+        let skipped: Vec<String> = range
+            .skipped
+            .iter()
+            .map(|s| format!("{} ({})", s.version, s.reason))
+            .collect();
+        notes.push(format!(
+            "{}: {} release(s) of {} from cargo's index{}",
+            range.spec,
+            range.versions.len(),
+            range.krate,
+            match skipped.is_empty() {
+                true => String::new(),
+                false => format!("; left out: {}", skipped.join(", ")),
+            }
+        ));
+    }
     if details
         && View::all(results)
             .iter()

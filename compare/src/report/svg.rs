@@ -473,7 +473,20 @@ fn by_release(view: &View) -> Result<Vec<(String, String, String)>> {
                     Some((i as f64, mib(cell)?))
                 })
                 .collect();
-            let labels: Vec<String> = range.versions.clone();
+            // Every release's mark, but only so many labels as fit.
+            let every = range.versions.len().div_ceil(12);
+            let labels: Vec<String> = range
+                .versions
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    if i % every == 0 {
+                        v.clone()
+                    } else {
+                        String::new()
+                    }
+                })
+                .collect();
             let top = points.iter().map(|(_, s)| s.max).fold(1.0, f64::max) * 1.1;
             let caption = format!(
                 "MiB/s by release of {}, {} thread{}, {} connection{}, block {block} bytes",
@@ -484,7 +497,7 @@ fn by_release(view: &View) -> Result<Vec<(String, String, String)>> {
                 plural(load.connections)
             );
             let marks = ["points: median of the runs", "whiskers: min and max"];
-            let svg = chart(view, marks, |plot| {
+            let svg = chart_of(view, std::slice::from_ref(&range.spec), marks, |plot| {
                 let mut chart = frame(plot, &caption)
                     .build_cartesian_2d(-0.5..labels.len() as f64 - 0.5, 0.0..top)
                     .map_err(draw)?;
@@ -556,13 +569,23 @@ type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 /// An SVG chart: `plot` draws the plot on the left; the legend, with
 /// `marks` saying what bars or points and whiskers are, goes on the right.
 fn chart(view: &View, marks: [&str; 2], plot: impl FnOnce(&Area) -> Result<()>) -> Result<String> {
+    chart_of(view, view.implementations(), marks, plot)
+}
+
+/// [`chart`] with a legend of `named` implementations only.
+fn chart_of(
+    view: &View,
+    named: &[String],
+    marks: [&str; 2],
+    plot: impl FnOnce(&Area) -> Result<()>,
+) -> Result<String> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(draw)?;
         let (left, right) = root.split_horizontally(PLOT_WIDTH);
         plot(&left)?;
-        legend(&right, view, marks)?;
+        legend(&right, view, named, marks)?;
         root.present().map_err(draw)?;
     }
     Ok(svg)
@@ -597,11 +620,11 @@ fn duration(us: f64) -> String {
 }
 
 /// The implementations in their colours, what the marks mean, and the runs behind them.
-fn legend(area: &Area, view: &View, marks: [&str; 2]) -> Result<()> {
+fn legend(area: &Area, view: &View, named: &[String], marks: [&str; 2]) -> Result<()> {
     let text = ("sans-serif", 14).into_font();
     let small = ("sans-serif", 12).into_font();
     let mut y = 40;
-    for implementation in view.implementations() {
+    for implementation in named {
         let color = color_of(view, implementation);
         area.draw(&Rectangle::new([(8, y - 6), (22, y + 6)], color.filled()))
             .map_err(draw)?;

@@ -50,6 +50,16 @@ fn a_range_runs_every_release_and_one_that_does_not_build_is_unavailable() {
     for version in ["| 1.2.2 |", "| 1.2.3 |", "| 1.2.4 |"] {
         assert!(report.contains(version), "{version}");
     }
+    assert!(
+        report.contains("mio@1.2.2..1.2.4: 3 release(s) of mio from cargo's index"),
+        "the range and what it expanded to"
+    );
+    assert!(
+        folder("history-range")
+            .join("releases-mio-1t-10c-16384B.svg")
+            .exists(),
+        "the chart by release"
+    );
 }
 
 fn bisect(env: &[(&str, &str)]) -> Output {
