@@ -22,9 +22,12 @@ pub fn source_tree() -> Option<PathBuf> {
 
 /// The program of each implementation, by name: from `bin_dir` when given
 /// (`pingpong-<implementation name>`), else built with cargo profile
-/// `profile` from the source tree, else beside this executable.
+/// `profile` from the source tree, else beside this executable. A release
+/// named in `swept` (from a range) that does not build is
+/// [`Program::Unbuilt`]; any other build failure is the run's.
 pub fn locate(
     implementations: &[Implementation],
+    swept: &[String],
     bin_dir: Option<&Path>,
     profile: &str,
 ) -> Result<Programs> {
@@ -42,7 +45,7 @@ pub fn locate(
     let dir = match (bin_dir, source_tree()) {
         (Some(dir), _) => dir.to_path_buf(),
         (None, Some(root)) => {
-            programs.extend(build(ours.collect(), &root, profile)?);
+            programs.extend(build(ours.collect(), swept, &root, profile)?);
             return Ok(programs);
         }
         (None, None) => std::env::current_exe()
@@ -76,6 +79,7 @@ pub fn locate(
 /// build, each exact version in its own.
 fn build(
     ours: Vec<(String, &'static Adapter, Option<&str>)>,
+    swept: &[String],
     root: &Path,
     profile: &str,
 ) -> Result<Programs> {
@@ -104,13 +108,18 @@ fn build(
     }
     for (name, adapter, pinned) in ours {
         if let Some(version) = pinned {
-            let program = versions::build(root, adapter, version, profile).unwrap_or_else(|e| {
-                eprintln!("{name} is unavailable: {e:#}");
-                Program::Unbuilt {
-                    version: version.into(),
-                    reason: format!("{e:#}"),
+            let program = match versions::build(root, adapter, version, profile) {
+                Ok(program) => program,
+                // A release of a range: its column says why, the sweep goes on.
+                Err(e) if swept.contains(&name) => {
+                    eprintln!("{name} is unavailable: {e:#}");
+                    Program::Unbuilt {
+                        version: version.into(),
+                        reason: format!("{e:#}"),
+                    }
                 }
-            });
+                Err(e) => return Err(e),
+            };
             programs.insert(name, program);
         }
     }

@@ -179,6 +179,20 @@ pub struct ReleaseRange {
     pub skipped: Vec<Skipped>,
 }
 
+impl ReleaseRange {
+    /// The implementation names of its releases, oldest first (`tokio@1.45.0`).
+    pub fn names(&self) -> Vec<String> {
+        let name = self
+            .spec
+            .split_once('@')
+            .map_or(self.spec.as_str(), |(n, _)| n);
+        self.versions
+            .iter()
+            .map(|v| format!("{name}@{v}"))
+            .collect()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Skipped {
     pub version: String,

@@ -12,7 +12,6 @@ use super::cost::median_run;
 use super::document::{Chart, Document, Export};
 use super::grid::{View, muduo_sections, plural};
 use super::open_loop::{Latency, Sweep, thousands};
-use super::trend;
 use crate::adapters::{ADAPTERS, Adapter};
 use crate::matrix::Load;
 use crate::results::{Cell, Status, Summary};
@@ -455,7 +454,7 @@ fn by_release(view: &View) -> Result<Vec<(String, String, String)>> {
     let results = view.results;
     let mut charts = Vec::new();
     for range in &results.config.releases {
-        let names = trend::names(range);
+        let names = range.names();
         let loads: std::collections::BTreeSet<(usize, Load)> = results
             .cells
             .iter()

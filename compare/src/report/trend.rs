@@ -7,7 +7,7 @@ use super::grid::{Entry, Grid, figure, plural};
 use crate::check::verdicts::{Finding, Thresholds, badness, judge, within};
 use crate::defaults;
 use crate::matrix::Load;
-use crate::results::{Cell, ReleaseRange, Results, Status};
+use crate::results::{Cell, Results, Status};
 use crate::stats::{Verdict, median};
 
 /// A step between two consecutive releases of a range.
@@ -18,19 +18,6 @@ pub struct Step {
     pub finding: Finding,
 }
 
-/// The implementation names of a range's releases, oldest first.
-pub fn names(range: &ReleaseRange) -> Vec<String> {
-    let name = range
-        .spec
-        .split_once('@')
-        .map_or(range.spec.as_str(), |(n, _)| n);
-    range
-        .versions
-        .iter()
-        .map(|v| format!("{name}@{v}"))
-        .collect()
-}
-
 /// Every step of every range that clears the noise, worst first.
 pub fn steps(results: &Results) -> Vec<Step> {
     let thresholds = Thresholds {
@@ -39,7 +26,7 @@ pub fn steps(results: &Results) -> Vec<Step> {
     };
     let mut steps = Vec::new();
     for range in &results.config.releases {
-        let names = names(range);
+        let names = range.names();
         for pair in names.windows(2) {
             let (before, after) = (&pair[0], &pair[1]);
             // A release with no figure (it did not build) has nothing to judge.
@@ -71,7 +58,7 @@ pub fn tables(results: &Results) -> Vec<Grid> {
     let mut grids = Vec::new();
     let steps = steps(results);
     for range in &results.config.releases {
-        let names = names(range);
+        let names = range.names();
         let loads: std::collections::BTreeSet<(usize, Load)> = results
             .cells
             .iter()

@@ -49,7 +49,13 @@ pub fn prepare(plan: &Plan, results: &mut Results, out: &Path, build: &Build) ->
     let cpus = placement::available_cpus()?;
     plan.pin.check(&cpus)?;
 
-    let programs = binaries::locate(&plan.implementations(), build.bin_dir, build.profile)?;
+    let swept: Vec<String> = config.releases.iter().flat_map(|r| r.names()).collect();
+    let programs = binaries::locate(
+        &plan.implementations(),
+        &swept,
+        build.bin_dir,
+        build.profile,
+    )?;
     let suite = environment::suite(&files(&programs)?, build.bin_dir.is_none(), build.profile)?;
     let resumed = !config.resumed.is_empty();
     if resumed && suite.binaries != results.suite.binaries {
