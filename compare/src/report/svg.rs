@@ -469,7 +469,10 @@ fn by_release(view: &View) -> Result<Vec<(String, String, String)>> {
                     let cell = results.cells.iter().find(|c| {
                         &c.implementation == name && (c.block, c.load()) == (block, load)
                     })?;
-                    Some((i as f64, mib(cell)?))
+                    // Its 95% interval where the runs give one, else min and max.
+                    let s = mib(cell)?;
+                    let (min, max) = cell.interval.map_or((s.min, s.max), |i| (i.low, i.high));
+                    Some((i as f64, Summary { min, max, ..s }))
                 })
                 .collect();
             // Every release's mark, but only so many labels as fit.
@@ -495,7 +498,7 @@ fn by_release(view: &View) -> Result<Vec<(String, String, String)>> {
                 load.connections,
                 plural(load.connections)
             );
-            let marks = ["points: median of the runs", "whiskers: min and max"];
+            let marks = ["points: median of the runs", "whiskers: its interval"];
             let svg = chart_of(view, std::slice::from_ref(&range.spec), marks, |plot| {
                 let mut chart = frame(plot, &caption)
                     .build_cartesian_2d(-0.5..labels.len() as f64 - 0.5, 0.0..top)
