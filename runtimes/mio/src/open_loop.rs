@@ -81,6 +81,9 @@ pub fn event_loop(client: &Client, thread: usize) -> io::Result<()> {
     let mut record = Record::new(client.config.slices());
     let mut stopped = false;
     let mut live = conns.len();
+    // The connections a turn of the loop has work for: kept between turns,
+    // so that a turn allocates nothing.
+    let mut touched: Vec<usize> = Vec::new();
 
     let mut outcome = Ok(());
     while live > 0 && !client.has_failed() {
@@ -118,7 +121,7 @@ pub fn event_loop(client: &Client, thread: usize) -> io::Result<()> {
         if armed.is_some_and(|at| at <= now) {
             armed = None;
         }
-        let mut touched: Vec<usize> = Vec::new();
+        touched.clear();
         for event in &events {
             match event.token() {
                 TIMER => {
@@ -167,7 +170,7 @@ pub fn event_loop(client: &Client, thread: usize) -> io::Result<()> {
                 false => waited,
             });
         }
-        for token in touched {
+        for &token in &touched {
             let Some(conn) = &mut conns[token] else {
                 continue;
             };
