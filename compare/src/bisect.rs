@@ -138,7 +138,7 @@ pub fn bisect(options: &Options) -> Result<Found> {
             options.good,
             last.iter()
                 .zip(&confirm)
-                .map(|(v, verdict)| format!("{v} {}", word(*verdict)))
+                .map(|(v, verdict)| format!("{v} {}", verdict.word()))
                 .collect::<Vec<_>>()
                 .join(", ")
         );
@@ -174,15 +174,7 @@ pub fn bisect(options: &Options) -> Result<Found> {
 }
 
 fn report_step(options: &Options, version: &str, verdict: Verdict) {
-    println!("  {version} against {}: {}", options.good, word(verdict));
-}
-
-fn word(verdict: Verdict) -> &'static str {
-    match verdict {
-        Verdict::Regressed => "regressed",
-        Verdict::Improved => "improved",
-        Verdict::NoChange => "no change",
-    }
+    println!("  {version} against {}: {}", options.good, verdict.word());
 }
 
 /// `compare run` of `runtimes` at the load, into `dir`.

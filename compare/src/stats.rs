@@ -139,6 +139,15 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// How tables and messages say it: a regression stands out.
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::Regressed => "REGRESSED",
+            Self::NoChange => "no change",
+            Self::Improved => "improved",
+        }
+    }
+
     /// The Criterion rule: regressed or improved only when the whole interval
     /// lies beyond `threshold` (0.05 for 5%) in that direction.
     pub fn of(interval: Interval, threshold: f64, bigger_is_better: bool) -> Self {

@@ -434,11 +434,7 @@ impl Comparison {
                     format!("{:.0}", f.candidate),
                     percent(f.ratio),
                     format!("[{}, {}]", percent(f.low), percent(f.high)),
-                    match f.verdict {
-                        Verdict::Regressed => "REGRESSED".into(),
-                        Verdict::NoChange => "no change".into(),
-                        Verdict::Improved => "improved".into(),
-                    },
+                    f.verdict.word().into(),
                 ]
             })
             .collect()

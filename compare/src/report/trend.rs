@@ -125,7 +125,7 @@ pub fn tables(results: &Results) -> Vec<Grid> {
                         s.before.clone(),
                         s.after.clone(),
                         change(f),
-                        verdict(f.verdict).into(),
+                        f.verdict.word().into(),
                     ]
                     .into_iter()
                     .map(Entry::plain)
@@ -184,7 +184,7 @@ fn step_text(steps: &[Step], before: &str, after: &str, block: usize, load: Load
                 "{} {} {}",
                 s.finding.metric.name(),
                 change(&s.finding),
-                verdict(s.finding.verdict)
+                s.finding.verdict.word()
             )
         })
         .collect();
@@ -195,12 +195,4 @@ fn step_text(steps: &[Step], before: &str, after: &str, block: usize, load: Load
 fn change(f: &Finding) -> String {
     let pct = |r: f64| format!("{:+.1}%", (r - 1.0) * 100.0);
     format!("{} [{}, {}]", pct(f.ratio), pct(f.low), pct(f.high))
-}
-
-fn verdict(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Regressed => "REGRESSED",
-        Verdict::Improved => "improved",
-        Verdict::NoChange => "no change",
-    }
 }
