@@ -12,6 +12,7 @@ use super::cost::median_run;
 use super::document::{Chart, Document, Export};
 use super::grid::{View, muduo_sections, plural};
 use super::open_loop::{Latency, Sweep, thousands};
+use super::trend;
 use crate::adapters::{ADAPTERS, Adapter};
 use crate::matrix::Load;
 use crate::results::{Cell, Status, Summary};
@@ -455,20 +456,12 @@ fn by_release(view: &View) -> Result<Vec<(String, String, String)>> {
     let mut charts = Vec::new();
     for range in &results.config.releases {
         let names = range.names();
-        let loads: std::collections::BTreeSet<(usize, Load)> = results
-            .cells
-            .iter()
-            .filter(|c| names.contains(&c.implementation))
-            .map(|c| (c.block, c.load()))
-            .collect();
-        for (block, load) in loads {
+        for (block, load) in trend::loads(results, &names) {
             let points: Vec<(f64, Summary)> = names
                 .iter()
                 .enumerate()
                 .filter_map(|(i, name)| {
-                    let cell = results.cells.iter().find(|c| {
-                        &c.implementation == name && (c.block, c.load()) == (block, load)
-                    })?;
+                    let cell = trend::cell(results, name, block, load)?;
                     // Its 95% interval where the runs give one, else min and max.
                     let s = mib(cell)?;
                     let (min, max) = cell.interval.map_or((s.min, s.max), |i| (i.low, i.high));

@@ -3,6 +3,8 @@
 //! releases that clear the noise by `compare check`'s rule (the releases
 //! ran interleaved in one run, so paired), listed worst first.
 
+use std::collections::BTreeSet;
+
 use super::grid::{Entry, Grid, figure, plural};
 use crate::check::verdicts::{Finding, Thresholds, badness, judge, within};
 use crate::defaults;
@@ -16,6 +18,24 @@ pub struct Step {
     pub before: String,
     pub after: String,
     pub finding: Finding,
+}
+
+/// The block sizes and loads the releases `names` ran at, in order.
+pub fn loads(results: &Results, names: &[String]) -> BTreeSet<(usize, Load)> {
+    results
+        .cells
+        .iter()
+        .filter(|c| names.contains(&c.implementation))
+        .map(|c| (c.block, c.load()))
+        .collect()
+}
+
+/// The cell of release `name` at a block size and load.
+pub fn cell<'a>(results: &'a Results, name: &str, block: usize, load: Load) -> Option<&'a Cell> {
+    results
+        .cells
+        .iter()
+        .find(|c| c.implementation == name && (c.block, c.load()) == (block, load))
 }
 
 /// Every step of every range that clears the noise, worst first.
@@ -59,19 +79,8 @@ pub fn tables(results: &Results) -> Vec<Grid> {
     let steps = steps(results);
     for range in &results.config.releases {
         let names = range.names();
-        let loads: std::collections::BTreeSet<(usize, Load)> = results
-            .cells
-            .iter()
-            .filter(|c| names.contains(&c.implementation))
-            .map(|c| (c.block, c.load()))
-            .collect();
-        for (block, load) in loads {
-            let cell = |name: &str| {
-                results
-                    .cells
-                    .iter()
-                    .find(|c| c.implementation == name && (c.block, c.load()) == (block, load))
-            };
+        for (block, load) in loads(results, &names) {
+            let cell = |name: &str| cell(results, name, block, load);
             grids.push(Grid {
                 title: format!(
                     "Releases of {}, {} thread{}, {} connection{}, block {block} bytes: MiB/s, \
