@@ -127,7 +127,8 @@ impl Latency {
     }
 }
 
-fn runs_median(runs: &[Run], pick: impl Fn(&Run) -> Option<f64>) -> Option<f64> {
+/// The median over `runs` of what `pick` finds in each.
+pub(super) fn runs_median(runs: &[Run], pick: impl Fn(&Run) -> Option<f64>) -> Option<f64> {
     median(&runs.iter().filter_map(pick).collect::<Vec<_>>())
 }
 

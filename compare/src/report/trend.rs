@@ -6,11 +6,12 @@
 use std::collections::BTreeSet;
 
 use super::grid::{Entry, Grid, figure, plural};
+use super::open_loop::runs_median;
 use crate::check::verdicts::{Finding, Thresholds, badness, judge, within};
 use crate::defaults;
 use crate::matrix::Load;
 use crate::results::{Cell, Results, Status};
-use crate::stats::{Verdict, median};
+use crate::stats::Verdict;
 
 /// A step between two consecutive releases of a range.
 #[derive(Debug, Clone)]
@@ -159,10 +160,7 @@ fn row(name: &str, cell: Option<&Cell>, step: String) -> Vec<Entry> {
             .map(Entry::plain)
             .into();
     }
-    let runs_median = |pick: &dyn Fn(&crate::results::Run) -> Option<f64>| {
-        median(&cell.runs.iter().filter_map(pick).collect::<Vec<_>>())
-    };
-    let p99 = runs_median(&|r| Some(r.rtt.as_ref()?.p99_us));
+    let p99 = runs_median(&cell.runs, |r| Some(r.rtt.as_ref()?.p99_us));
     let cpu = cell
         .figures
         .as_ref()
