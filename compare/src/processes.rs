@@ -454,6 +454,7 @@ fn client_config(job: &Job, connect: SocketAddr) -> ClientConfig {
         arrival: job.arrival,
         churn: job.churn,
         rate: job.workload.rate,
+        tls: None,
     }
 }
 

@@ -30,6 +30,7 @@ fn session(c: &mut Criterion) {
             arrival: Default::default(),
             churn: None,
             rate: None,
+            tls: None,
         });
         client.open_window();
         let mut session = Session::new(&client);

@@ -2,6 +2,7 @@
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
@@ -11,6 +12,7 @@ use crate::driver::server::ServerConfig;
 use crate::driver::{client, server};
 use crate::protocol::MAX_IN_FLIGHT;
 use crate::runtime::Runtime;
+use crate::tls::{Connector, TlsError};
 use crate::wire::{Failure, Line};
 use crate::{deny, fault};
 
@@ -43,6 +45,14 @@ pub struct ServerArgs {
     /// started by hand in the background for `compare run --server`.
     #[arg(long)]
     pub until_killed: bool,
+    /// Serve inside TLS 1.3, with a self-signed certificate made at start;
+    /// the ready line carries it for the client's --tls-trust.
+    #[arg(long)]
+    pub tls: bool,
+    /// With --tls: issue a session ticket with every handshake, so that
+    /// clients can resume (off: no tickets, no sessions kept).
+    #[arg(long, requires = "tls")]
+    pub tls_resumption: bool,
 }
 
 #[derive(Debug, Args)]
@@ -80,8 +90,16 @@ pub struct ClientArgs {
     /// Open loop: send blocks at this rate (blocks a second over all
     /// connections) whatever comes back, and time each from when it was
     /// due (wrk2's model). pingpong-mio's client only.
-    #[arg(long, value_name = "BLOCKS_PER_S", conflicts_with_all = ["blocks", "churn", "no_latency"], value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "BLOCKS_PER_S", conflicts_with_all = ["blocks", "churn", "no_latency", "tls_trust"], value_parser = clap::value_parser!(u64).range(1..))]
     pub rate: Option<u64>,
+    /// Pingpong inside TLS 1.3, trusting this certificate alone (base64 of
+    /// its DER, as the server's ready line gives it).
+    #[arg(long, value_name = "CERTIFICATE")]
+    pub tls_trust: Option<String>,
+    /// With --tls-trust: each reconnect (--churn) offers a session ticket
+    /// from an earlier connection.
+    #[arg(long, requires = "tls_trust")]
+    pub tls_resumption: bool,
     /// After the result, wait until stdin closes before exiting, so that an
     /// orchestrator samples a live process at the window's end.
     #[arg(long)]
@@ -141,13 +159,20 @@ impl From<ServerArgs> for ServerConfig {
             window: a.shape.window as usize,
             work: a.work,
             until_killed: a.until_killed,
+            tls: a.tls.then_some(a.tls_resumption),
         }
     }
 }
 
-impl From<ClientArgs> for ClientConfig {
-    fn from(a: ClientArgs) -> Self {
-        Self {
+impl TryFrom<ClientArgs> for ClientConfig {
+    type Error = TlsError;
+
+    fn try_from(a: ClientArgs) -> Result<Self, TlsError> {
+        let tls = a
+            .tls_trust
+            .map(|trust| Connector::new(&trust, a.tls_resumption))
+            .transpose()?;
+        Ok(Self {
             connect: a.connect,
             threads: a.shape.threads as usize,
             connections: a.connections as usize,
@@ -160,7 +185,8 @@ impl From<ClientArgs> for ClientConfig {
             arrival: a.arrival,
             churn: a.churn,
             rate: a.rate,
-        }
+            tls: tls.map(Arc::new),
+        })
     }
 }
 
@@ -195,7 +221,11 @@ pub fn main<R: Runtime>() -> ExitCode {
         }),
         Command::Client(args) => {
             let linger = args.linger;
-            let result = client::run::<R>(args.into()).map_err(|e| Failure {
+            let config = ClientConfig::try_from(args).map_err(|e| Failure {
+                message: e.to_string(),
+                unavailable: None,
+            })?;
+            let result = client::run::<R>(config).map_err(|e| Failure {
                 message: e.to_string(),
                 unavailable: e.unavailable().map(Into::into),
             })?;

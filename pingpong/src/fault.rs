@@ -9,6 +9,10 @@
 //! - `refuse`: the server reports an address where nothing listens;
 //! - `flip-byte=<n>`: the server flips byte `n` of every connection's echo;
 //! - `client-abort-after=<ms>`: the client aborts that long after starting;
+//! - `untrusted-certificate`: with TLS, the client trusts another
+//!   certificate than the server's, so that every handshake fails;
+//! - `close-notify-after=<n>`: the server ends each connection once it has
+//!   echoed `n` bytes, with TLS by a close_notify alert mid-stream;
 //! - `slow=<units>`: the server does that many units of CPU work (as
 //!   `--work`) per block on top of what it was asked: a slowdown of known
 //!   size, for measuring what `compare check` catches.
@@ -26,6 +30,8 @@ pub enum Fault {
     Refuse,
     FlipByte(u64),
     ClientAbortAfter(Duration),
+    UntrustedCertificate,
+    CloseNotifyAfter(u64),
     Slow(u64),
 }
 
@@ -66,12 +72,17 @@ fn parse_for_me(spec: &str) -> Result<Option<Fault>, String> {
             v.parse()
                 .map_err(|_| format!("{ENV}: {v:?} is not a byte offset"))?,
         ),
+        Some(("close-notify-after", v)) => Fault::CloseNotifyAfter(
+            v.parse()
+                .map_err(|_| format!("{ENV}: {v:?} is not a byte count"))?,
+        ),
         Some(("slow", v)) => Fault::Slow(
             v.parse()
                 .map_err(|_| format!("{ENV}: {v:?} is not a number of work units"))?,
         ),
         None if fault == "hang-before-ready" => Fault::HangBeforeReady,
         None if fault == "refuse" => Fault::Refuse,
+        None if fault == "untrusted-certificate" => Fault::UntrustedCertificate,
         _ => return Err(format!("{ENV}: unknown fault {fault:?}")),
     }))
 }
@@ -82,6 +93,11 @@ pub fn abort_after(after: Duration) {
         std::thread::sleep(after);
         std::process::abort();
     });
+}
+
+/// Whether a connection that has echoed `echoed` bytes is to end now.
+pub fn ends_connection(echoed: u64) -> bool {
+    matches!(get(), Some(Fault::CloseNotifyAfter(after)) if echoed >= after)
 }
 
 /// Flips the asked-for byte if it lies in `data`, which starts at stream

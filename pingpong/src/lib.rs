@@ -25,6 +25,7 @@ pub mod protocol;
 pub mod runtime;
 pub mod server;
 pub mod stream;
+pub mod tls;
 pub mod unavailable;
 pub mod wire;
 pub mod work;

@@ -18,6 +18,12 @@ pub trait Stream {
     /// Writes all of `buf[..len]`.
     async fn write_all(&mut self, buf: Vec<u8>, len: usize) -> (io::Result<()>, Vec<u8>);
 
-    /// Half-closes: the peer reads end of stream.
+    /// Half-closes: the peer reads end of stream (with TLS, after a
+    /// close_notify alert).
     async fn shutdown_write(&mut self) -> io::Result<()>;
+
+    /// Says goodbye before the connection is dropped: TLS sends its
+    /// close_notify alert, so that the peer reads a clean end of stream;
+    /// plain TCP has nothing to say.
+    async fn close(&mut self) {}
 }

@@ -46,6 +46,10 @@ pub struct Ready {
     /// The CPUs the server process may run on, as it sees its own affinity.
     #[serde(default)]
     pub cpus: Vec<usize>,
+    /// With TLS: the certificate the server made at start (base64 of its
+    /// DER), for the client to trust.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_certificate: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -90,6 +94,9 @@ pub struct ClientResult {
     /// got; `rtt_histogram` then times each block from when it was due.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_loop: Option<Box<OpenLoop>>,
+    /// With TLS: what its connections negotiated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<Box<Tls>>,
     /// The CPUs the client process may run on, as it sees its own affinity.
     #[serde(default)]
     pub cpus: Vec<usize>,
@@ -140,6 +147,24 @@ pub struct OpenLoop {
     /// trips time a server that fell behind, not one at this rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_sustained: Option<String>,
+}
+
+/// A client's TLS: the protocol version, cipher suite, key exchange group
+/// and crypto provider, the only ones offered (so the ones every completed
+/// handshake negotiated), and whether sessions were resumed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tls {
+    pub version: String,
+    pub suite: String,
+    pub group: String,
+    pub provider: String,
+    /// Whether reconnects offered a session ticket from an earlier connection.
+    pub resumption: bool,
+    /// With resumption: the handshakes that offered a ticket (the others
+    /// were full handshakes: the first of each connection, and any that
+    /// found no ticket left).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumption_offered: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

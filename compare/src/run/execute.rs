@@ -463,6 +463,7 @@ mod tests {
                 first_rtt_histogram: None,
                 opened_connections: None,
                 open_loop: None,
+                tls: None,
                 cpus: vec![1],
                 series: vec![bytes / 2, bytes - bytes / 2],
                 slice_seconds: vec![0.5, 0.5],

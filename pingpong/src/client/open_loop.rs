@@ -271,6 +271,7 @@ mod tests {
             arrival: Default::default(),
             churn: None,
             rate: Some(rate),
+            tls: None,
         })
     }
 

@@ -237,6 +237,7 @@ mod tests {
             arrival: Default::default(),
             churn: None,
             rate: None,
+            tls: None,
         })
     }
 

@@ -3,6 +3,7 @@
 
 use std::fmt::Display;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::task::Waker;
@@ -81,6 +82,8 @@ pub struct ClientConfig {
     /// Open loop: blocks a second in all, sent on a schedule whatever
     /// comes back ([`super::open_loop`]); none for the closed loop.
     pub rate: Option<u64>,
+    /// With TLS: what every connection's handshake uses.
+    pub tls: Option<Arc<crate::tls::Connector>>,
 }
 
 /// The state every connection of one client process shares.
@@ -519,6 +522,7 @@ mod tests {
             arrival: Default::default(),
             churn: None,
             rate: None,
+            tls: None,
         })
     }
 

@@ -202,6 +202,7 @@ fn drive(
         first_rtt_histogram: arrivals.as_ref().map(|a| latency::encode(&a.first_rtt)),
         opened_connections: config.churn.map(|_| client.opened_in_window()),
         open_loop,
+        tls: config.tls.as_ref().map(|t| Box::new(t.record())),
         cpus: affinity::cpus(),
         series: shares.series,
         slice_seconds,

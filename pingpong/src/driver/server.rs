@@ -11,6 +11,7 @@ use std::time::Duration;
 use crate::fault::{self, Fault};
 use crate::runtime::{ListenerModel, Runtime};
 use crate::server::{Echo, Event, Ready, Server, backlog_in_force, bind};
+use crate::tls::{Acceptor, TlsError};
 use crate::unavailable::Unavailable;
 use crate::wire::{Line, Ready as ReadyLine};
 use crate::{affinity, limits, work};
@@ -30,6 +31,8 @@ pub struct ServerConfig {
     /// Serve until killed, whatever stdin does: a server started by hand
     /// in the background, where stdin may be /dev/null.
     pub until_killed: bool,
+    /// Serve inside TLS, with session resumption (`Some(true)`) or without.
+    pub tls: Option<bool>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +41,8 @@ pub enum ServerError {
     Limits(#[from] limits::LimitError),
     #[error("cannot listen on {addr}: {source}")]
     Bind { addr: SocketAddr, source: io::Error },
+    #[error("{0}")]
+    Tls(#[from] TlsError),
     #[error("server runtime failed: {0}")]
     Runtime(io::Error),
     #[error("server runtime panicked")]
@@ -76,6 +81,7 @@ pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
         source,
     })?;
     let addr = listeners[0].local_addr().map_err(ServerError::Runtime)?;
+    let tls = config.tls.map(Acceptor::new).transpose()?;
 
     let (events, rx) = mpsc::channel();
     let server = Server {
@@ -85,6 +91,7 @@ pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
             block: config.block,
             buffer: config.block * config.window,
         },
+        tls: tls.as_ref().map(|t| t.config.clone()),
         ready: Ready(events.clone()),
     };
     let ended = events.clone();
@@ -114,6 +121,7 @@ pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
         listeners: count,
         backlog: backlog_in_force(),
         cpus: affinity::cpus(),
+        tls_certificate: tls.as_ref().map(Acceptor::certificate_base64),
     })
     .print();
 

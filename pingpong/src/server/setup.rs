@@ -3,6 +3,7 @@
 
 use std::io;
 use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
 use std::sync::mpsc::Sender;
 use std::thread;
 
@@ -27,6 +28,8 @@ pub struct Server {
     pub listeners: Vec<TcpListener>,
     pub threads: usize,
     pub echo: Echo,
+    /// With TLS: what every accepted connection's handshake uses.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
     pub ready: Ready,
 }
 

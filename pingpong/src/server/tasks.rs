@@ -2,6 +2,7 @@
 //! bytes: written once for every runtime (the mio baseline calls
 //! [`before_echo`] from its own loop).
 
+use std::future::Future;
 use std::io;
 
 use super::setup::{Echo, Ready};
@@ -17,7 +18,8 @@ pub async fn echo<S: Stream>(mut stream: S, shape: Echo) {
     loop {
         let (read, mut b) = stream.read(buf).await;
         let n = match read {
-            Ok(0) | Err(_) => return,
+            Ok(0) => return stream.close().await,
+            Err(_) => return,
             Ok(n) => n,
         };
         before_echo(&mut b[..n], echoed, shape.block);
@@ -27,6 +29,22 @@ pub async fn echo<S: Stream>(mut stream: S, shape: Echo) {
         if written.is_err() {
             return;
         }
+        if fault::ends_connection(echoed) {
+            return stream.close().await;
+        }
+    }
+}
+
+/// Echoes on the stream that `handshake` (TLS's, on an accepted socket)
+/// gives, once it has. A failed handshake ends the connection quietly: the
+/// client reports it. Run in the connection's own task, so that handshakes
+/// do not queue behind each other in the accept loop.
+pub async fn handshake_then_echo<S: Stream>(
+    handshake: impl Future<Output = io::Result<S>>,
+    shape: Echo,
+) {
+    if let Ok(stream) = handshake.await {
+        echo(stream, shape).await;
     }
 }
 

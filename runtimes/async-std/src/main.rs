@@ -10,8 +10,8 @@ use async_global_executor::GlobalExecutorConfig;
 use async_std::net::{TcpListener, TcpStream};
 use async_std::task;
 use pingpong::client::{all_connections, connection};
-use pingpong::futures_io::Compat;
-use pingpong::server::{accept_loop, echo};
+use pingpong::futures_io::{Compat, Tls, connect_tls};
+use pingpong::server::{accept_loop, echo, handshake_then_echo};
 use pingpong::{Client, ListenerModel, Server};
 
 struct GlobalExecutor;
@@ -44,8 +44,12 @@ impl pingpong::Runtime for GlobalExecutor {
         task::block_on(accept_loop(
             &server.ready,
             async || nodelay(listener.accept().await?.0),
-            |stream| {
-                task::spawn(echo(stream, server.echo));
+            |stream| match &server.tls {
+                None => drop(task::spawn(echo(stream, server.echo))),
+                Some(tls) => drop(task::spawn(handshake_then_echo(
+                    Tls::accept(tls.clone(), stream),
+                    server.echo,
+                ))),
             },
         ))
     }
@@ -53,8 +57,14 @@ impl pingpong::Runtime for GlobalExecutor {
     fn client(client: &Arc<Client>) -> io::Result<()> {
         start_executor(client.config.threads);
         task::block_on(async {
-            all_connections(client.config.connections, || {
-                task::spawn(connection(client.clone(), connect))
+            all_connections(client.config.connections, || match &client.config.tls {
+                None => task::spawn(connection(client.clone(), connect)),
+                Some(tls) => {
+                    let tls = tls.clone();
+                    task::spawn(connection(client.clone(), move |addr| {
+                        connect_tls(tls.clone(), addr, connect)
+                    }))
+                }
             })
             .await
         })

@@ -11,8 +11,10 @@ use compio::driver::ProactorBuilder;
 use compio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use compio::net::{TcpListener, TcpStream};
 use compio::runtime::{Runtime, RuntimeBuilder, spawn};
+use compio::tls::{TlsAcceptor, TlsConnector, TlsStream};
 use pingpong::client::{all_connections, connection};
-use pingpong::server::{accept_loop, echo};
+use pingpong::server::{accept_loop, echo, handshake_then_echo};
+use pingpong::tls::{Connector, SERVER_NAME, handshake_failed};
 use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads};
 
 struct PerThread;
@@ -28,7 +30,11 @@ fn runtime() -> io::Result<Runtime> {
         .map_err(Unavailable::io_uring)
 }
 
-struct Tcp(TcpStream);
+/// A compio stream: a TCP socket, or TLS over one (compio's own TLS crate).
+struct Io<S>(S);
+
+type Tcp = Io<TcpStream>;
+type Tls = Io<TlsStream<TcpStream>>;
 
 impl Tcp {
     async fn connect(addr: SocketAddr) -> io::Result<Self> {
@@ -44,7 +50,38 @@ impl Tcp {
     }
 }
 
-impl pingpong::Stream for Tcp {
+impl Tls {
+    async fn connect(tls: Arc<Connector>, addr: SocketAddr) -> io::Result<Self> {
+        let tcp = Tcp::connect(addr).await?.0;
+        let stream = TlsConnector::from(tls.config.clone())
+            .connect(SERVER_NAME, tcp)
+            .await
+            .map_err(handshake_failed)?;
+        Ok(Self(stream))
+    }
+
+    async fn accept(tls: Arc<rustls::ServerConfig>, tcp: Tcp) -> io::Result<Self> {
+        Ok(Self(TlsAcceptor::from(tls).accept(tcp.0).await?))
+    }
+}
+
+/// What a stream says before it is dropped.
+trait Goodbye {
+    async fn goodbye(&mut self);
+}
+
+impl Goodbye for TcpStream {
+    async fn goodbye(&mut self) {}
+}
+
+impl Goodbye for TlsStream<TcpStream> {
+    async fn goodbye(&mut self) {
+        // close_notify; the peer has gone if it fails.
+        let _ = self.shutdown().await;
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Goodbye> pingpong::Stream for Io<S> {
     async fn read(&mut self, mut buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
         // compio reads into the spare capacity, after what the Vec holds.
         buf.clear();
@@ -53,11 +90,20 @@ impl pingpong::Stream for Tcp {
 
     async fn write_all(&mut self, buf: Vec<u8>, len: usize) -> (io::Result<()>, Vec<u8>) {
         let (written, slice) = self.0.write_all(buf.slice(..len)).await.into();
+        // TLS may hold records it could not send yet: flush sends them.
+        let written = match written {
+            Ok(()) => self.0.flush().await,
+            Err(e) => Err(e),
+        };
         (written, slice.into_inner())
     }
 
     async fn shutdown_write(&mut self) -> io::Result<()> {
         self.0.shutdown().await
+    }
+
+    async fn close(&mut self) {
+        self.0.goodbye().await;
     }
 }
 
@@ -73,7 +119,13 @@ impl pingpong::Runtime for PerThread {
                     ready,
                     async || Tcp::accept(&listener).await,
                     |stream| {
-                        spawn(echo(stream, shape)).detach();
+                        let task = match &server.tls {
+                            None => spawn(echo(stream, shape)),
+                            Some(tls) => {
+                                spawn(handshake_then_echo(Tls::accept(tls.clone(), stream), shape))
+                            }
+                        };
+                        task.detach();
                     },
                 )
                 .await
@@ -84,8 +136,14 @@ impl pingpong::Runtime for PerThread {
     fn client(client: &Arc<Client>) -> io::Result<()> {
         on_threads("client", (0..client.config.threads).collect(), |thread| {
             runtime()?.block_on(async {
-                all_connections(client.connections_of(thread), || {
-                    spawn(connection(client.clone(), Tcp::connect))
+                all_connections(client.connections_of(thread), || match &client.config.tls {
+                    None => spawn(connection(client.clone(), Tcp::connect)),
+                    Some(tls) => {
+                        let tls = tls.clone();
+                        spawn(connection(client.clone(), move |addr| {
+                            Tls::connect(tls.clone(), addr)
+                        }))
+                    }
                 })
                 .await
             })

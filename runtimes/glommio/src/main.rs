@@ -9,8 +9,8 @@ use std::sync::Arc;
 use glommio::net::{TcpListener, TcpStream};
 use glommio::{LocalExecutor, LocalExecutorBuilder, Placement, spawn_local};
 use pingpong::client::{all_connections, connection};
-use pingpong::futures_io::Compat;
-use pingpong::server::{accept_loop, echo};
+use pingpong::futures_io::{Compat, Tls, connect_tls};
+use pingpong::server::{accept_loop, echo, handshake_then_echo};
 use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads};
 
 struct ThreadPerCore;
@@ -47,7 +47,14 @@ impl pingpong::Runtime for ThreadPerCore {
                     ready,
                     async || nodelay(listener.accept().await?),
                     |stream| {
-                        spawn_local(echo(stream, shape)).detach();
+                        let task = match &server.tls {
+                            None => spawn_local(echo(stream, shape)),
+                            Some(tls) => spawn_local(handshake_then_echo(
+                                Tls::accept(tls.clone(), stream),
+                                shape,
+                            )),
+                        };
+                        task.detach();
                     },
                 )
                 .await
@@ -58,8 +65,14 @@ impl pingpong::Runtime for ThreadPerCore {
     fn client(client: &Arc<Client>) -> io::Result<()> {
         on_threads("client", (0..client.config.threads).collect(), |thread| {
             executor()?.run(async {
-                all_connections(client.connections_of(thread), || {
-                    spawn_local(connection(client.clone(), connect))
+                all_connections(client.connections_of(thread), || match &client.config.tls {
+                    None => spawn_local(connection(client.clone(), connect)),
+                    Some(tls) => {
+                        let tls = tls.clone();
+                        spawn_local(connection(client.clone(), move |addr| {
+                            connect_tls(tls.clone(), addr, connect)
+                        }))
+                    }
                 })
                 .await
             })

@@ -2,7 +2,6 @@
 //! echo on each until the window closes.
 
 use std::io;
-use std::net::Shutdown;
 use std::sync::Arc;
 use std::task::{Wake, Waker};
 use std::time::Duration;
@@ -11,13 +10,18 @@ use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Registry, Token};
 use pingpong::Client;
 use pingpong::client::{Next, Session, SessionError};
+use pingpong::tls::{Connector, handshake_failed};
+use rustls::ClientConnection;
 
 use crate::pipe::Pipe;
+use crate::socket::Socket;
 
 struct Conn<'a> {
     pipe: Pipe,
     session: Session<'a>,
+    /// TCP is connected; then, with TLS, the handshake is done too.
     connected: bool,
+    established: bool,
     started: bool,
 }
 
@@ -48,6 +52,7 @@ pub fn event_loop(client: &Client, connections: usize) -> io::Result<()> {
             pipe: open(client, poll.registry(), Token(i))?,
             session,
             connected: false,
+            established: false,
             started: false,
         }));
     }
@@ -96,11 +101,20 @@ pub fn event_loop(client: &Client, connections: usize) -> io::Result<()> {
     Ok(())
 }
 
-/// A connection to the client's server, registered as `token`.
+/// A connection to the client's server, registered as `token`; with TLS,
+/// its handshake starts once TCP is connected.
 pub fn open(client: &Client, registry: &Registry, token: Token) -> io::Result<Pipe> {
     let mut stream = TcpStream::connect(client.config.connect)?;
     registry.register(&mut stream, token, Interest::READABLE | Interest::WRITABLE)?;
-    Ok(Pipe::new(stream, client.config.in_flight()))
+    let socket = match &client.config.tls {
+        None => Socket::Plain(stream),
+        Some(tls) => Socket::tls(
+            stream,
+            ClientConnection::new(tls.config.clone(), Connector::server_name())
+                .map_err(io::Error::other)?,
+        ),
+    };
+    Ok(Pipe::new(socket, client.config.in_flight()))
 }
 
 impl Conn<'_> {
@@ -114,10 +128,17 @@ impl Conn<'_> {
         token: Token,
     ) -> Result<bool, SessionError> {
         if !self.connected {
-            if !finish_connect(&self.pipe.stream).map_err(SessionError::Connect)? {
+            if !finish_connect(self.pipe.socket.tcp()).map_err(SessionError::Connect)? {
                 return Ok(true);
             }
             self.connected = true;
+        }
+        if !self.established {
+            let handshake = self.pipe.socket.handshake();
+            if !handshake.map_err(|e| SessionError::Connect(handshake_failed(e)))? {
+                return Ok(true);
+            }
+            self.established = true;
             self.session.connected();
         }
         if !self.started {
@@ -146,7 +167,7 @@ impl Conn<'_> {
                 }
                 self.session.reconnecting();
                 self.pipe = open(client, registry, token).map_err(SessionError::Connect)?;
-                (self.connected, self.started) = (false, false);
+                (self.connected, self.established, self.started) = (false, false, false);
                 return Ok(true);
             }
             let n = data.len();
@@ -156,8 +177,8 @@ impl Conn<'_> {
                 }
                 Next::Stop => self
                     .pipe
-                    .stream
-                    .shutdown(Shutdown::Write)
+                    .socket
+                    .shutdown_write()
                     .map_err(|e| self.session.io_error(e))?,
                 Next::Drain => {}
             }

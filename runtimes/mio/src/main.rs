@@ -6,6 +6,7 @@ mod client;
 mod open_loop;
 mod pipe;
 mod server;
+mod socket;
 
 use std::io;
 use std::sync::Arc;
@@ -18,9 +19,9 @@ impl pingpong::Runtime for EventLoop {
     const LISTENERS: ListenerModel = ListenerModel::PerThread;
 
     fn serve(server: Server) -> io::Result<()> {
-        let (shape, ready) = (server.echo, &server.ready);
+        let (shape, ready, tls) = (server.echo, &server.ready, server.tls.as_ref());
         on_threads("server", server.listeners, |listener| {
-            server::event_loop(listener, shape, ready)
+            server::event_loop(listener, shape, tls, ready)
         })
     }
 

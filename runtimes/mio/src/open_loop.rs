@@ -8,8 +8,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::io::{self, Write};
-use std::net::Shutdown;
+use std::io;
 use std::os::fd::{AsFd, AsRawFd};
 use std::sync::Arc;
 use std::task::Waker;
@@ -218,7 +217,7 @@ impl Conn<'_> {
         record: &mut Record,
     ) -> Result<bool, SessionError> {
         if !self.connected {
-            if !finish_connect(&self.pipe.stream).map_err(SessionError::Connect)? {
+            if !finish_connect(self.pipe.socket.tcp()).map_err(SessionError::Connect)? {
                 return Ok(true);
             }
             self.connected = true;
@@ -259,7 +258,7 @@ impl Conn<'_> {
             let Some(bytes) = self.paced.to_write(now) else {
                 break;
             };
-            match self.pipe.stream.write(bytes) {
+            match self.pipe.socket.write(bytes) {
                 Ok(0) => return Err(self.paced.session.io_error(io::ErrorKind::WriteZero.into())),
                 Ok(n) => self.paced.wrote(n, now, record),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
@@ -273,8 +272,8 @@ impl Conn<'_> {
     fn half_close_if_stopped(&mut self) -> Result<bool, SessionError> {
         if self.paced.stopped() && self.paced.to_write(Instant::now()).is_none() {
             self.pipe
-                .stream
-                .shutdown(Shutdown::Write)
+                .socket
+                .shutdown_write()
                 .map_err(|e| self.paced.session.io_error(e))?;
             self.half_closed = true;
         }

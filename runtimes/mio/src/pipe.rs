@@ -1,12 +1,12 @@
 //! A non-blocking connection with one block-sized buffer: what was read last
 //! and how much of it is still to be written back.
 
-use std::io::{self, Read, Write};
+use std::io;
 
-use mio::net::TcpStream;
+use crate::socket::Socket;
 
 pub struct Pipe {
-    pub stream: TcpStream,
+    pub socket: Socket,
     buf: Box<[u8]>,
     start: usize,
     end: usize,
@@ -15,9 +15,9 @@ pub struct Pipe {
 }
 
 impl Pipe {
-    pub fn new(stream: TcpStream, block: usize) -> Self {
+    pub fn new(socket: Socket, block: usize) -> Self {
         Self {
-            stream,
+            socket,
             buf: vec![0; block].into_boxed_slice(),
             start: 0,
             end: 0,
@@ -32,10 +32,11 @@ impl Pipe {
         self.end = data.len();
     }
 
-    /// Writes what is pending; `false` while the socket cannot take the rest.
+    /// Writes what is pending (and what TLS still holds); `false` while the
+    /// socket cannot take the rest.
     pub fn flush(&mut self) -> io::Result<bool> {
         while self.start < self.end {
-            match self.stream.write(&self.buf[self.start..self.end]) {
+            match self.socket.write(&self.buf[self.start..self.end]) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => self.start += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
@@ -43,7 +44,11 @@ impl Pipe {
                 Err(e) => return Err(e),
             }
         }
-        Ok(true)
+        match self.socket.flush() {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     /// Reads into the (flushed) buffer: `None` when nothing is there yet,
@@ -52,12 +57,13 @@ impl Pipe {
     /// edge comes without another read returning EAGAIN (tokio does the
     /// same). Not when the peer has closed its side (`read_closed`, from the
     /// event): its end of stream may have come with the last bytes, in the
-    /// same edge, and only another read sees it.
+    /// same edge, and only another read sees it. Nor with TLS.
     pub fn read(&mut self, read_closed: bool) -> io::Result<Option<(&[u8], bool)>> {
         loop {
-            match self.stream.read(&mut self.buf) {
+            match self.socket.read(&mut self.buf) {
                 Ok(n) => {
-                    let drained = n < self.buf.len() && !read_closed;
+                    let drained =
+                        n < self.buf.len() && !read_closed && self.socket.short_read_drains();
                     return Ok(Some((&self.buf[..n], drained)));
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),

@@ -1,17 +1,26 @@
 //! One server thread: accept on its own listener, echo every connection.
 
 use std::io;
+use std::sync::Arc;
 
 use mio::net::TcpListener;
 use mio::{Events, Interest, Poll, Token};
+use pingpong::fault;
 use pingpong::server::{Echo, Ready};
+use rustls::{ServerConfig, ServerConnection};
 use slab::Slab;
 
 use crate::pipe::Pipe;
+use crate::socket::Socket;
 
 const LISTENER: Token = Token(usize::MAX);
 
-pub fn event_loop(listener: std::net::TcpListener, shape: Echo, ready: &Ready) -> io::Result<()> {
+pub fn event_loop(
+    listener: std::net::TcpListener,
+    shape: Echo,
+    tls: Option<&Arc<ServerConfig>>,
+    ready: &Ready,
+) -> io::Result<()> {
     let mut poll = Poll::new()?;
     let mut listener = TcpListener::from_std(listener);
     poll.registry()
@@ -28,7 +37,7 @@ pub fn event_loop(listener: std::net::TcpListener, shape: Echo, ready: &Ready) -
         }
         for event in &events {
             if event.token() == LISTENER {
-                accept_all(&listener, &poll, &mut conns, shape.buffer)?;
+                accept_all(&listener, &poll, &mut conns, shape.buffer, tls)?;
                 continue;
             }
             let key = event.token().0;
@@ -47,6 +56,7 @@ fn accept_all(
     poll: &Poll,
     conns: &mut Slab<Pipe>,
     buffer: usize,
+    tls: Option<&Arc<ServerConfig>>,
 ) -> io::Result<()> {
     loop {
         let mut stream = match listener.accept() {
@@ -69,7 +79,15 @@ fn accept_all(
             Token(entry.key()),
             Interest::READABLE | Interest::WRITABLE,
         )?;
-        entry.insert(Pipe::new(stream, buffer));
+        // The handshake runs in the echo loop: its first reads answer it.
+        let socket = match tls {
+            None => Socket::Plain(stream),
+            Some(tls) => Socket::tls(
+                stream,
+                ServerConnection::new(tls.clone()).map_err(io::Error::other)?,
+            ),
+        };
+        entry.insert(Pipe::new(socket, buffer));
     }
 }
 
@@ -86,10 +104,18 @@ fn echo(pipe: &mut Pipe, block: usize, read_closed: bool) -> io::Result<bool> {
             .map(|(data, drained)| (data.len(), drained))
         {
             None => return Ok(true),
-            Some((0, _)) => return Ok(false),
+            Some((0, _)) => {
+                pipe.socket.close();
+                return Ok(false);
+            }
             Some((n, short)) => {
                 let (data, at) = pipe.echo(n);
                 pingpong::server::before_echo(data, at, block);
+                if fault::ends_connection(at + n as u64) {
+                    pipe.flush()?;
+                    pipe.socket.close();
+                    return Ok(false);
+                }
                 drained = short;
             }
         }

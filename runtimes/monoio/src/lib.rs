@@ -11,8 +11,10 @@ use monoio::buf::IoBuf;
 use monoio::io::{AsyncReadRent, AsyncWriteRent, AsyncWriteRentExt};
 use monoio::net::{TcpListener, TcpStream};
 use monoio::{Buildable, IoUringDriver, LegacyDriver, RuntimeBuilder};
+use monoio_rustls::{ClientTlsStream, ServerTlsStream, TlsAcceptor, TlsConnector};
 use pingpong::client::{all_connections, connection};
-use pingpong::server::{accept_loop, echo};
+use pingpong::server::{accept_loop, echo, handshake_then_echo};
+use pingpong::tls::{Connector, handshake_failed};
 use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads};
 
 /// Submission queue entries: room for a read or write of every one of
@@ -43,7 +45,13 @@ fn runtime<D: Driver>() -> io::Result<monoio::Runtime<D>> {
     D::build(RuntimeBuilder::<D>::new().with_entries(RING_ENTRIES)).map_err(D::build_error)
 }
 
-pub struct Tcp(TcpStream);
+/// A monoio stream: a TCP socket, or TLS over one (monoio-rustls).
+pub struct Io<S>(S);
+
+pub type Tcp = Io<TcpStream>;
+/// monoio-rustls's streams implement monoio's IO traits per side.
+type TlsClient = Io<ClientTlsStream<TcpStream>>;
+type TlsServer = Io<ServerTlsStream<TcpStream>>;
 
 impl Tcp {
     async fn connect(addr: SocketAddr) -> io::Result<Self> {
@@ -59,7 +67,47 @@ impl Tcp {
     }
 }
 
-impl pingpong::Stream for Tcp {
+impl TlsClient {
+    async fn connect(tls: Arc<Connector>, addr: SocketAddr) -> io::Result<Self> {
+        let tcp = Tcp::connect(addr).await?.0;
+        let stream = TlsConnector::from(tls.config.clone())
+            .connect(Connector::server_name(), tcp)
+            .await
+            .map_err(|e| handshake_failed(e.into()))?;
+        Ok(Self(stream))
+    }
+}
+
+impl TlsServer {
+    async fn accept(tls: Arc<rustls::ServerConfig>, tcp: Tcp) -> io::Result<Self> {
+        Ok(Self(TlsAcceptor::from(tls).accept(tcp.0).await?))
+    }
+}
+
+/// What a stream says before it is dropped.
+#[allow(async_fn_in_trait)]
+pub trait Goodbye {
+    async fn goodbye(&mut self);
+}
+
+impl Goodbye for TcpStream {
+    async fn goodbye(&mut self) {}
+}
+
+impl Goodbye for ClientTlsStream<TcpStream> {
+    async fn goodbye(&mut self) {
+        // close_notify; the peer has gone if it fails.
+        let _ = self.shutdown().await;
+    }
+}
+
+impl Goodbye for ServerTlsStream<TcpStream> {
+    async fn goodbye(&mut self) {
+        let _ = self.shutdown().await;
+    }
+}
+
+impl<S: AsyncReadRent + AsyncWriteRent + Goodbye> pingpong::Stream for Io<S> {
     async fn read(&mut self, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
         // monoio reads into the Vec from its start, up to its capacity.
         self.0.read(buf).await
@@ -72,6 +120,10 @@ impl pingpong::Stream for Tcp {
 
     async fn shutdown_write(&mut self) -> io::Result<()> {
         self.0.shutdown().await
+    }
+
+    async fn close(&mut self) {
+        self.0.goodbye().await;
     }
 }
 
@@ -86,8 +138,12 @@ impl<D: Driver> pingpong::Runtime for PerThread<D> {
                 accept_loop(
                     ready,
                     async || Tcp::accept(&listener).await,
-                    |stream| {
-                        monoio::spawn(echo(stream, shape));
+                    |stream| match &server.tls {
+                        None => drop(monoio::spawn(echo(stream, shape))),
+                        Some(tls) => drop(monoio::spawn(handshake_then_echo(
+                            TlsServer::accept(tls.clone(), stream),
+                            shape,
+                        ))),
                     },
                 )
                 .await
@@ -98,8 +154,14 @@ impl<D: Driver> pingpong::Runtime for PerThread<D> {
     fn client(client: &Arc<Client>) -> io::Result<()> {
         on_threads("client", (0..client.config.threads).collect(), |thread| {
             runtime::<D>()?.block_on(async {
-                all_connections(client.connections_of(thread), || {
-                    monoio::spawn(connection(client.clone(), Tcp::connect))
+                all_connections(client.connections_of(thread), || match &client.config.tls {
+                    None => monoio::spawn(connection(client.clone(), Tcp::connect)),
+                    Some(tls) => {
+                        let tls = tls.clone();
+                        monoio::spawn(connection(client.clone(), move |addr| {
+                            TlsClient::connect(tls.clone(), addr)
+                        }))
+                    }
                 })
                 .await
             })

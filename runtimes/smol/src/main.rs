@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::thread;
 
 use pingpong::client::{all_connections, connection};
-use pingpong::futures_io::Compat;
-use pingpong::server::{accept_loop, echo};
+use pingpong::futures_io::{Compat, Tls, connect_tls};
+use pingpong::server::{accept_loop, echo, handshake_then_echo};
 use pingpong::{Client, ListenerModel, Server};
 use smol::Executor;
 use smol::net::{TcpListener, TcpStream};
@@ -55,8 +55,11 @@ impl pingpong::Runtime for SharedExecutor {
             accept_loop(
                 ready,
                 async || nodelay(listener.accept().await?.0),
-                |stream| {
-                    ex.spawn(echo(stream, shape)).detach();
+                |stream| match &server.tls {
+                    None => ex.spawn(echo(stream, shape)).detach(),
+                    Some(tls) => ex
+                        .spawn(handshake_then_echo(Tls::accept(tls.clone(), stream), shape))
+                        .detach(),
                 },
             )
             .await
@@ -65,8 +68,14 @@ impl pingpong::Runtime for SharedExecutor {
 
     fn client(client: &Arc<Client>) -> io::Result<()> {
         run(client.config.threads, async |ex| {
-            all_connections(client.config.connections, || {
-                ex.spawn(connection(client.clone(), connect))
+            all_connections(client.config.connections, || match &client.config.tls {
+                None => ex.spawn(connection(client.clone(), connect)),
+                Some(tls) => {
+                    let tls = tls.clone();
+                    ex.spawn(connection(client.clone(), move |addr| {
+                        connect_tls(tls.clone(), addr, connect)
+                    }))
+                }
             })
             .await
         })

@@ -5,9 +5,10 @@
 //! IO call blocks until done. The one real wait is the client's start gate,
 //! on which a connection thread parks until it is woken.
 
-use std::future::Future;
+use std::future::{self, Future};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::ops::{Deref, DerefMut};
 use std::pin::pin;
 use std::sync::mpsc::{self, SendError, SyncSender};
 use std::sync::{Arc, Barrier, Mutex};
@@ -15,8 +16,12 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 
 use pingpong::client::connection;
-use pingpong::server::{accept_loop, echo};
+use pingpong::server::{accept_loop, echo, handshake_then_echo};
+use pingpong::tls::{Connector, handshake_failed};
 use pingpong::{Client, ListenerModel, Server};
+use rustls::{
+    ClientConnection, ConnectionCommon, ServerConfig, ServerConnection, SideData, StreamOwned,
+};
 
 /// Stack of each connection thread: the session keeps its buffer on the
 /// heap, and 10,000 threads must fit in memory.
@@ -25,9 +30,37 @@ const STACK: usize = 128 << 10;
 struct ThreadPerConnection;
 
 struct Blocking {
-    stream: TcpStream,
+    socket: Socket,
     /// Whether its thread runs at the lowest priority yet.
     lowered: bool,
+}
+
+/// A blocking TCP socket, or TLS over one: rustls's blocking stream.
+enum Socket {
+    Plain(TcpStream),
+    Tls(Box<dyn Tls + Send>),
+}
+
+/// rustls's blocking stream, either side.
+trait Tls: Read + Write {
+    /// Sends close_notify and every record still held.
+    fn close_notify(&mut self) -> io::Result<()>;
+    fn tcp(&self) -> &TcpStream;
+}
+
+impl<C, S> Tls for StreamOwned<C, TcpStream>
+where
+    C: DerefMut + Deref<Target = ConnectionCommon<S>>,
+    S: SideData,
+{
+    fn close_notify(&mut self) -> io::Result<()> {
+        self.conn.send_close_notify();
+        self.flush()
+    }
+
+    fn tcp(&self) -> &TcpStream {
+        &self.sock
+    }
 }
 
 impl Blocking {
@@ -35,9 +68,44 @@ impl Blocking {
         stream.set_nonblocking(false)?;
         stream.set_nodelay(true)?;
         Ok(Self {
-            stream,
+            socket: Socket::Plain(stream),
             lowered: false,
         })
+    }
+
+    /// Completes a TLS handshake on the (plain) socket, blocking until done.
+    fn handshake<C, S>(self, mut conn: C) -> io::Result<Self>
+    where
+        C: DerefMut + Deref<Target = ConnectionCommon<S>> + Send + 'static,
+        S: SideData + 'static,
+    {
+        let Socket::Plain(mut tcp) = self.socket else {
+            unreachable!("a handshake starts on a plain socket")
+        };
+        while conn.is_handshaking() {
+            conn.complete_io(&mut tcp)?;
+        }
+        Ok(Self {
+            socket: Socket::Tls(Box::new(StreamOwned::new(conn, tcp))),
+            lowered: self.lowered,
+        })
+    }
+
+    fn connect(addr: SocketAddr, tls: Option<&Connector>) -> io::Result<Self> {
+        let plain = Self::new(TcpStream::connect(addr)?)?;
+        match tls {
+            None => Ok(plain),
+            Some(tls) => {
+                let conn = ClientConnection::new(tls.config.clone(), Connector::server_name())
+                    .map_err(io::Error::other)?;
+                plain.handshake(conn).map_err(handshake_failed)
+            }
+        }
+    }
+
+    fn accept(self, tls: &Arc<ServerConfig>) -> io::Result<Self> {
+        let conn = ServerConnection::new(tls.clone()).map_err(io::Error::other)?;
+        self.handshake(conn)
     }
 }
 
@@ -51,16 +119,36 @@ impl pingpong::Stream for Blocking {
             lower_priority();
             self.lowered = true;
         }
-        let read = self.stream.read(&mut buf);
+        let read = match &mut self.socket {
+            Socket::Plain(tcp) => tcp.read(&mut buf),
+            Socket::Tls(tls) => tls.read(&mut buf),
+        };
         (read, buf)
     }
 
     async fn write_all(&mut self, buf: Vec<u8>, len: usize) -> (io::Result<()>, Vec<u8>) {
-        (self.stream.write_all(&buf[..len]), buf)
+        let written = match &mut self.socket {
+            Socket::Plain(tcp) => tcp.write_all(&buf[..len]),
+            Socket::Tls(tls) => tls.write_all(&buf[..len]).and_then(|()| tls.flush()),
+        };
+        (written, buf)
     }
 
     async fn shutdown_write(&mut self) -> io::Result<()> {
-        self.stream.shutdown(Shutdown::Write)
+        match &mut self.socket {
+            Socket::Plain(tcp) => tcp.shutdown(Shutdown::Write),
+            Socket::Tls(tls) => {
+                tls.close_notify()?;
+                tls.tcp().shutdown(Shutdown::Write)
+            }
+        }
+    }
+
+    async fn close(&mut self) {
+        if let Socket::Tls(tls) = &mut self.socket {
+            // The peer has gone if it fails.
+            let _ = tls.close_notify();
+        }
     }
 }
 
@@ -114,7 +202,7 @@ impl pingpong::Runtime for ThreadPerConnection {
     fn serve(mut server: Server) -> io::Result<()> {
         let listener = server.listeners.pop().expect("one shared listener");
         listener.set_nonblocking(false)?;
-        let shape = server.echo;
+        let (shape, tls) = (server.echo, server.tls);
         // A thread whose connection ended waits for the next one instead of
         // exiting: every exit unmaps its stacks under the process's memory-map
         // lock, and 10,000 of them in a row stall the connections still running
@@ -132,13 +220,18 @@ impl pingpong::Runtime for ThreadPerConnection {
                     },
                     None => stream,
                 };
-                let idle = idle.clone();
+                let (idle, tls) = (idle.clone(), tls.clone());
                 // A thread that cannot start drops its connection; the client reports it.
                 let _ = spawn("echo".into(), move || {
                     let (next, connections) = mpsc::sync_channel(0);
                     let mut stream = stream;
                     loop {
-                        block_on(echo(stream, shape));
+                        match &tls {
+                            None => block_on(echo(stream, shape)),
+                            Some(tls) => {
+                                block_on(handshake_then_echo(async { stream.accept(tls) }, shape))
+                            }
+                        }
                         idle.lock()
                             .unwrap_or_else(|e| e.into_inner())
                             .push(next.clone());
@@ -162,8 +255,10 @@ impl pingpong::Runtime for ThreadPerConnection {
             .map(|i| {
                 let (client, all_ended) = (client.clone(), all_ended.clone());
                 spawn(format!("conn-{i}"), move || {
+                    let tls = client.config.tls.clone();
+                    // Blocking, as every IO call here.
                     let connect =
-                        |addr: SocketAddr| async move { Blocking::new(TcpStream::connect(addr)?) };
+                        |addr: SocketAddr| future::ready(Blocking::connect(addr, tls.as_deref()));
                     block_on(connection(client, connect));
                     all_ended.wait();
                 })

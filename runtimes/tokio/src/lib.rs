@@ -1,12 +1,20 @@
-//! tokio's stream behind the pingpong trait, shared by both tokio models.
+//! tokio's streams behind the pingpong trait, plain and inside TLS
+//! (tokio-rustls), shared by both tokio models.
 
 use std::io;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use pingpong::tls::{Connector, handshake_failed};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio_rustls::{TlsAcceptor, TlsConnector, TlsStream};
 
-pub struct Tcp(TcpStream);
+/// A tokio stream: a TCP socket, or TLS over one.
+pub struct Io<S>(S);
+
+pub type Tcp = Io<TcpStream>;
+pub type Tls = Io<TlsStream<TcpStream>>;
 
 impl Tcp {
     pub async fn connect(addr: SocketAddr) -> io::Result<Self> {
@@ -22,7 +30,42 @@ impl Tcp {
     }
 }
 
-impl pingpong::Stream for Tcp {
+impl Tls {
+    /// Connects, then completes the TLS handshake.
+    pub async fn connect(tls: Arc<Connector>, addr: SocketAddr) -> io::Result<Self> {
+        let tcp = Tcp::connect(addr).await?.0;
+        let stream = TlsConnector::from(tls.config.clone())
+            .connect(Connector::server_name(), tcp)
+            .await
+            .map_err(handshake_failed)?;
+        Ok(Self(stream.into()))
+    }
+
+    /// Completes the server's side of the handshake on an accepted socket.
+    pub async fn accept(tls: Arc<rustls::ServerConfig>, tcp: Tcp) -> io::Result<Self> {
+        let stream = TlsAcceptor::from(tls).accept(tcp.0).await?;
+        Ok(Self(stream.into()))
+    }
+}
+
+/// What a stream says before it is dropped.
+#[allow(async_fn_in_trait)]
+pub trait Goodbye {
+    async fn goodbye(&mut self);
+}
+
+impl Goodbye for TcpStream {
+    async fn goodbye(&mut self) {}
+}
+
+impl Goodbye for TlsStream<TcpStream> {
+    async fn goodbye(&mut self) {
+        // close_notify; the peer has gone if it fails.
+        let _ = self.shutdown().await;
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Goodbye + Unpin> pingpong::Stream for Io<S> {
     async fn read(&mut self, mut buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
         // read_buf fills the Vec's spare capacity: no zeroing, no allocation.
         buf.clear();
@@ -31,10 +74,20 @@ impl pingpong::Stream for Tcp {
     }
 
     async fn write_all(&mut self, buf: Vec<u8>, len: usize) -> (io::Result<()>, Vec<u8>) {
-        (self.0.write_all(&buf[..len]).await, buf)
+        // TLS may keep records it could not send yet: flush sends them (a
+        // no-op on a TCP socket).
+        let written = match self.0.write_all(&buf[..len]).await {
+            Ok(()) => self.0.flush().await,
+            Err(e) => Err(e),
+        };
+        (written, buf)
     }
 
     async fn shutdown_write(&mut self) -> io::Result<()> {
         self.0.shutdown().await
+    }
+
+    async fn close(&mut self) {
+        self.0.goodbye().await;
     }
 }

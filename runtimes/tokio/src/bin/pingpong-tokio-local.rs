@@ -5,9 +5,9 @@ use std::io;
 use std::sync::Arc;
 
 use pingpong::client::{all_connections, connection};
-use pingpong::server::{accept_loop, echo};
+use pingpong::server::{accept_loop, echo, handshake_then_echo};
 use pingpong::{Client, ListenerModel, Server, on_threads};
-use pingpong_tokio::Tcp;
+use pingpong_tokio::{Tcp, Tls};
 use tokio::net::TcpListener;
 use tokio::runtime::{Builder, Runtime};
 
@@ -30,8 +30,12 @@ impl pingpong::Runtime for PerThread {
                 accept_loop(
                     ready,
                     async || Tcp::accept(&listener).await,
-                    |stream| {
-                        tokio::spawn(echo(stream, shape));
+                    |stream| match &server.tls {
+                        None => drop(tokio::spawn(echo(stream, shape))),
+                        Some(tls) => drop(tokio::spawn(handshake_then_echo(
+                            Tls::accept(tls.clone(), stream),
+                            shape,
+                        ))),
                     },
                 )
                 .await
@@ -42,8 +46,14 @@ impl pingpong::Runtime for PerThread {
     fn client(client: &Arc<Client>) -> io::Result<()> {
         on_threads("client", (0..client.config.threads).collect(), |thread| {
             runtime()?.block_on(async {
-                all_connections(client.connections_of(thread), || {
-                    tokio::spawn(connection(client.clone(), Tcp::connect))
+                all_connections(client.connections_of(thread), || match &client.config.tls {
+                    None => tokio::spawn(connection(client.clone(), Tcp::connect)),
+                    Some(tls) => {
+                        let tls = tls.clone();
+                        tokio::spawn(connection(client.clone(), move |addr| {
+                            Tls::connect(tls.clone(), addr)
+                        }))
+                    }
                 })
                 .await
             })

@@ -5,9 +5,9 @@ use std::io;
 use std::sync::Arc;
 
 use pingpong::client::{all_connections, connection};
-use pingpong::server::{accept_loop, echo};
+use pingpong::server::{accept_loop, echo, handshake_then_echo};
 use pingpong::{Client, ListenerModel, Server};
-use pingpong_tokio::Tcp;
+use pingpong_tokio::{Tcp, Tls};
 use tokio::net::TcpListener;
 use tokio::runtime::{Builder, Runtime};
 
@@ -31,8 +31,12 @@ impl pingpong::Runtime for WorkStealing {
             accept_loop(
                 &server.ready,
                 async || Tcp::accept(&listener).await,
-                |stream| {
-                    tokio::spawn(echo(stream, server.echo));
+                |stream| match &server.tls {
+                    None => drop(tokio::spawn(echo(stream, server.echo))),
+                    Some(tls) => drop(tokio::spawn(handshake_then_echo(
+                        Tls::accept(tls.clone(), stream),
+                        server.echo,
+                    ))),
                 },
             )
             .await
@@ -41,8 +45,14 @@ impl pingpong::Runtime for WorkStealing {
 
     fn client(client: &Arc<Client>) -> io::Result<()> {
         runtime(client.config.threads)?.block_on(async {
-            all_connections(client.config.connections, || {
-                tokio::spawn(connection(client.clone(), Tcp::connect))
+            all_connections(client.config.connections, || match &client.config.tls {
+                None => tokio::spawn(connection(client.clone(), Tcp::connect)),
+                Some(tls) => {
+                    let tls = tls.clone();
+                    tokio::spawn(connection(client.clone(), move |addr| {
+                        Tls::connect(tls.clone(), addr)
+                    }))
+                }
             })
             .await
         })
