@@ -204,6 +204,15 @@ pub struct RunArgs {
     /// The generator is mio's client for every server.
     #[arg(long, visible_alias = "rate", value_name = "BLOCKS_PER_S", value_delimiter = ',', allow_negative_numbers = true, value_parser = count(u32::MAX as i64))]
     pub rates: Vec<usize>,
+    /// Every workload also inside TLS 1.3 (rustls, one suite, one provider
+    /// for every implementation), interleaved with its plain twin; and the
+    /// handshake scenario: a new connection after every block, over plain
+    /// TCP, inside TLS, and inside TLS with session resumption.
+    #[arg(long, conflicts_with_all = ["rates", "server"])]
+    pub tls: bool,
+    /// With --tls: the steady state alone, no handshake scenario.
+    #[arg(long, requires = "tls")]
+    pub no_handshakes: bool,
     /// With --rates: the p99 round trip, in milliseconds, under which a
     /// sustained rate counts for the knee table (the highest rate each
     /// implementation sustains with p99 under it).
@@ -245,7 +254,7 @@ pub struct RunArgs {
         "runtimes", "client", "external", "server", "remote", "remote_bin_dir", "connections",
         "threads", "block", "window", "work", "seconds", "warmup", "repeat", "precision",
         "max_repeat", "budget", "noisy", "pin", "no_latency", "no_cost", "counted", "out",
-        "arrival", "churn", "rates", "p99_bound", "pre_releases",
+        "arrival", "churn", "rates", "p99_bound", "pre_releases", "tls", "no_handshakes",
     ])]
     pub resume: Option<PathBuf>,
     /// Plain progress lines instead of a progress bar.
@@ -358,6 +367,8 @@ mod tests {
                 "--counted",
                 "--arrival",
                 "--churn",
+                "--tls",
+                "--no-handshakes",
                 "--rates",
                 "--rate",
                 "--p99-bound",

@@ -69,3 +69,7 @@ pub const P99_BOUND_MS: f64 = 1.0;
 /// The open loop's generator: one client for every server, so that only
 /// the server differs.
 pub const OPEN_LOOP_CLIENT: &str = "mio";
+
+/// Blocks per connection in the handshake scenario of `--tls`: one round
+/// trip, then a new connection, so that the handshakes set the pace.
+pub const HANDSHAKE_CHURN: u64 = 1;

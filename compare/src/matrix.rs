@@ -12,18 +12,45 @@ pub struct Load {
     pub connections: usize,
 }
 
-/// What each connection does: bytes per block, blocks in flight, and in
-/// the open loop, the rate over all connections.
+/// What each connection does: bytes per block, blocks in flight, in the
+/// open loop the rate over all connections, with churn the blocks after
+/// which a connection closes and another opens, and whether inside TLS.
+/// (In this order, a run's plain and TLS workloads come side by side, the
+/// handshake scenario's churning ones after them.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Workload {
     pub block: usize,
     pub window: usize,
     pub rate: Option<u64>,
+    pub churn: Option<u64>,
+    pub tls: Option<Tls>,
+}
+
+/// How a workload runs inside TLS.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Tls {
+    /// No tickets, no sessions kept: every handshake is a full one.
+    Full,
+    /// The server issues a ticket with every handshake; each reconnect
+    /// offers one from an earlier connection.
+    Resumption,
+}
+
+impl Tls {
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Full => "TLS",
+            Self::Resumption => "TLS with resumption",
+        }
+    }
 }
 
 impl Workload {
     /// How tables and charts name it: the block, the window where
-    /// pipelined, the rate in the open loop.
+    /// pipelined, the rate in the open loop, churn, TLS.
     pub fn label(&self) -> String {
         let mut label = format!("block {} bytes", self.block);
         if self.window > 1 {
@@ -32,8 +59,37 @@ impl Workload {
         if let Some(rate) = self.rate {
             label += &format!(", open loop at {rate} blocks/s");
         }
+        if let Some(churn) = self.churn {
+            label += &format!(", a new connection every {churn} block{}", plural(churn));
+        }
+        if let Some(tls) = self.tls {
+            label += &format!(", {}", tls.label());
+        }
         label
     }
+
+    /// How file names tell it from the run's other workloads.
+    pub fn slug(&self) -> String {
+        let mut slug = format!("-{}B-w{}", self.block, self.window);
+        if let Some(churn) = self.churn {
+            slug += &format!("-churn{churn}");
+        }
+        match self.tls {
+            None => {}
+            Some(Tls::Full) => slug += "-tls",
+            Some(Tls::Resumption) => slug += "-tls-resumption",
+        }
+        slug
+    }
+
+    /// The same workload over plain TCP.
+    pub fn plain(self) -> Self {
+        Self { tls: None, ..self }
+    }
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }
 
 /// The muduo article's loads: one thread at 1 to 10,000 connections, then 1 to

@@ -13,7 +13,7 @@ use crate::check::verdicts::Metric;
 use crate::cli::{BisectArgs, CheckArgs, Precision, ReportArgs, RunArgs};
 use crate::external::External;
 use crate::implementation::Implementation;
-use crate::results::{Config, ReleaseRange, Skipped};
+use crate::results::{Config, ReleaseRange, Skipped, TlsSettings};
 use crate::{bisect, check, defaults, matrix, releases, remote, report, run};
 
 pub fn run(args: RunArgs) -> Result<run::Options> {
@@ -163,6 +163,7 @@ fn config(args: &RunArgs) -> Result<Config> {
         arrival: Some(args.arrival),
         churn: args.churn,
         rates: args.rates.iter().map(|&r| r as u64).collect(),
+        tls: args.tls.then(|| TlsSettings::ours(!args.no_handshakes)),
         releases,
         p99_bound_us: (!args.rates.is_empty()).then_some(args.p99_bound * 1e3),
         // The ones the run names: an unused file is not the run's business.

@@ -14,10 +14,11 @@ use pingpong::wire::{Failure, Line, Window};
 use crate::callgrind::{self, Callgrind};
 use crate::counters::{Counters, Edge};
 use crate::external::{self, External};
+use crate::matrix::Tls;
 use crate::process::{Counting, EXIT_DEADLINE, Process};
 use crate::program::Program;
 use crate::remote::{Site, Ssh};
-use crate::results::{Cost, Counted};
+use crate::results::{Cost, Counted, TlsSettings};
 use crate::runner::{ClientMeasurement, Job, Measurement, RepetitionError, Runner, Side};
 use crate::tcp_stats::TcpStats;
 use crate::usage::Sample;
@@ -117,6 +118,8 @@ struct Server {
     pid: Option<u32>,
     addr: SocketAddr,
     cpus: Vec<usize>,
+    /// With TLS: the certificate it made, for the client to trust.
+    certificate: Option<String>,
 }
 
 impl Runner for ProcessRunner {
@@ -277,6 +280,11 @@ fn server_args(job: &Job, bind: SocketAddr) -> Vec<String> {
     let mut args = vec!["server".into(), "--bind".into(), bind.to_string()];
     args.extend(shape(job));
     args.extend(["--work".into(), job.work.to_string()]);
+    match job.workload.tls {
+        None => {}
+        Some(Tls::Full) => args.push("--tls".into()),
+        Some(Tls::Resumption) => args.extend(["--tls".into(), "--tls-resumption".into()]),
+    }
     args
 }
 
@@ -309,13 +317,26 @@ fn unsupported(job: &Job, site: &Site) -> Option<RepetitionError> {
             message: reason.clone(),
         });
     }
+    // External programs speak the protocol over plain TCP only.
+    let plain_only = job
+        .workload
+        .tls
+        .map(|_| "it speaks plain TCP only, no TLS".to_string());
     let server = match (job.server, site) {
-        (Program::External(e), Site::Local) => e.server_unsupported(job.work).map(|w| (e, w)),
+        (Program::External(e), Site::Local) => e
+            .server_unsupported(job.work)
+            .or_else(|| plain_only.clone())
+            .map(|w| (e, w)),
         _ => None,
     };
     let client = match job.client {
         Program::External(e) => e
-            .client_unsupported(job.workload.window, job.seconds.as_secs_f64(), job.churn)
+            .client_unsupported(
+                job.workload.window,
+                job.seconds.as_secs_f64(),
+                job.workload.churn,
+            )
+            .or_else(|| plain_only.clone())
             .map(|w| (e, w)),
         Program::Binary { .. } | Program::Unbuilt { .. } => None,
     };
@@ -343,6 +364,7 @@ fn start_server(
             pid: None,
             addr: *addr,
             cpus: Vec::new(),
+            certificate: None,
         }),
         (Site::Local, Program::Binary { path, .. }) => {
             let args = server_args(job, SocketAddr::from(([127, 0, 0, 1], 0)));
@@ -388,6 +410,7 @@ fn ready(
         pid,
         addr,
         cpus: ready.cpus,
+        certificate: ready.tls_certificate,
     })
 }
 
@@ -431,6 +454,7 @@ fn external_server(
         pid: Some(pid),
         cpus: pingpong::affinity::of(pid).unwrap_or_default(),
         addr,
+        certificate: None,
     })
 }
 
@@ -452,7 +476,7 @@ fn client_config(job: &Job, connect: SocketAddr) -> ClientConfig {
         latency: job.latency,
         blocks: None,
         arrival: job.arrival,
-        churn: job.churn,
+        churn: job.workload.churn,
         rate: job.workload.rate,
         tls: None,
     }
@@ -534,6 +558,15 @@ fn our_client(
     if let Some(rate) = config.rate {
         args.extend(["--rate".into(), rate.to_string()]);
     }
+    if let Some(tls) = job.workload.tls {
+        let certificate = server.certificate.clone().ok_or_else(|| {
+            anyhow!("the server's ready line carries no certificate for the client to trust")
+        })?;
+        args.extend(["--tls-trust".into(), certificate]);
+        if tls == Tls::Resumption {
+            args.push("--tls-resumption".into());
+        }
+    }
     let (program, args) = mode.wrap(Side::Client, bin, args);
     let mut client = Process::spawn(
         "client",
@@ -589,6 +622,9 @@ fn our_client(
             result.block
         )
         .into());
+    }
+    if let Some(wrong) = tls_mismatch(job, result.tls.as_deref()) {
+        return Err(anyhow!("client {wrong}").into());
     }
     let ([server_cost, client_cost], cost_absent) = costs(counted_from, counted_to);
     Ok(Measurement {
@@ -653,6 +689,32 @@ fn external_client(job: &Job, e: &External, server: &mut Server) -> Result<Measu
         counted: None,
         tcp: None,
     })
+}
+
+/// How the client's TLS differs from what the workload asked, if it does:
+/// another version, suite, group or provider than this compare's.
+fn tls_mismatch(job: &Job, got: Option<&pingpong::wire::Tls>) -> Option<String> {
+    let asked = TlsSettings::ours(false);
+    match (job.workload.tls, got) {
+        (None, None) => None,
+        (None, Some(_)) => Some("ran TLS where plain TCP was asked".into()),
+        (Some(_), None) => Some("ran plain TCP where TLS was asked".into()),
+        (Some(tls), Some(got)) => {
+            let negotiated = [&got.version, &got.suite, &got.group, &got.provider];
+            let expected = [&asked.version, &asked.suite, &asked.group, &asked.provider];
+            if negotiated != expected {
+                Some(format!("used {negotiated:?} instead of {expected:?}"))
+            } else if got.resumption != (tls == Tls::Resumption) {
+                Some(format!(
+                    "had resumption {} where {} was asked",
+                    got.resumption,
+                    tls.label()
+                ))
+            } else {
+                None
+            }
+        }
+    }
 }
 
 /// A port free on loopback now, for an external server to listen on.

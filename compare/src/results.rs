@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::defaults;
 use crate::external::External;
 use crate::implementation::Implementation;
-use crate::matrix::{Load, Workload};
+use crate::matrix::{Load, Tls, Workload};
 use crate::placement::Placement;
 use crate::stats;
 use crate::tcp_stats::TcpStats;
@@ -148,6 +148,10 @@ pub struct Config {
     /// connections, each run at every load; empty: the closed loop.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rates: Vec<u64>,
+    /// `--tls`: every workload also runs inside TLS; what every TLS
+    /// connection uses. Absent: plain TCP alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsSettings>,
     /// Ranges of releases in `--runtimes` (`NAME@A..B`), as cargo's index
     /// listed them when the run started.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -165,6 +169,46 @@ pub struct Config {
     /// Where the servers ran, when not on this host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote: Option<Remote>,
+}
+
+/// A client's TLS handshakes with resumption on: all of them, and those
+/// that offered a ticket from an earlier connection.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Resumptions {
+    pub handshakes: u64,
+    pub with_ticket: u64,
+}
+
+/// What every TLS connection of a run uses: the only protocol version,
+/// cipher suite, key exchange group and crypto provider offered, and the
+/// certificate; and whether the run has the handshake scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TlsSettings {
+    pub version: String,
+    pub suite: String,
+    pub group: String,
+    pub provider: String,
+    /// How each server's certificate is made.
+    pub certificate: String,
+    /// Whether the run has the handshake scenario: a new connection after
+    /// every block (`churn` 1), over plain TCP, inside TLS, and inside TLS
+    /// with resumption.
+    pub handshakes: bool,
+}
+
+impl TlsSettings {
+    /// What this compare's implementations use (they share pingpong's TLS).
+    pub fn ours(handshakes: bool) -> Self {
+        use pingpong::tls;
+        Self {
+            version: tls::VERSION.into(),
+            suite: tls::SUITE.into(),
+            group: tls::GROUP.into(),
+            provider: tls::PROVIDER.into(),
+            certificate: tls::CERTIFICATE.into(),
+            handshakes,
+        }
+    }
 }
 
 /// A range of releases (`tokio@1.45.0..1.54.1`) and what it expanded to.
@@ -244,6 +288,14 @@ pub struct Cell {
     /// the closed loop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<u64>,
+    /// Blocks each connection round-trips before it closes and another
+    /// opens in its place; absent: connections stay open. (Files written
+    /// before cells had it take the run's `churn`.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub churn: Option<u64>,
+    /// Inside TLS, and how; absent: plain TCP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<Tls>,
     /// Units of server CPU work per block echoed.
     #[serde(default)]
     pub work: u64,
@@ -451,6 +503,10 @@ pub struct Run {
     /// replacing one closed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub opened_connections: Option<u64>,
+    /// With TLS resumption: the client's handshakes over the whole
+    /// repetition, and those that offered a session ticket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumptions: Option<Resumptions>,
     /// In the open loop: what the schedule asked and got; `rtt` then times
     /// each block from when it was due.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -674,15 +730,37 @@ impl Config {
             true => vec![None],
             false => self.rates.iter().copied().map(Some).collect(),
         };
+        let tls: &[Option<Tls>] = match self.tls {
+            Some(_) => &[None, Some(Tls::Full)],
+            None => &[None],
+        };
         let mut workloads = Vec::new();
         for &block in &blocks {
             for &window in &windows {
                 for &rate in &rates {
-                    workloads.push(Workload {
-                        block,
-                        window,
-                        rate,
-                    });
+                    for &tls in tls {
+                        workloads.push(Workload {
+                            block,
+                            window,
+                            rate,
+                            churn: self.churn,
+                            tls,
+                        });
+                    }
+                }
+            }
+        }
+        if self.tls.as_ref().is_some_and(|t| t.handshakes) {
+            for tls in [None, Some(Tls::Full), Some(Tls::Resumption)] {
+                let handshakes = Workload {
+                    block: blocks[0],
+                    window: 1,
+                    rate: None,
+                    churn: Some(defaults::HANDSHAKE_CHURN),
+                    tls,
+                };
+                if !workloads.contains(&handshakes) {
+                    workloads.push(handshakes);
                 }
             }
         }
@@ -696,6 +774,8 @@ impl Cell {
             block: self.block,
             window: self.window,
             rate: self.rate,
+            churn: self.churn,
+            tls: self.tls,
         }
     }
 
@@ -873,6 +953,7 @@ impl Results {
         let noisy = results.config.noisy_percent();
         for cell in &mut results.cells {
             cell.summarize(noisy);
+            cell.churn = cell.churn.or(results.config.churn);
         }
         Ok(results)
     }
@@ -906,6 +987,8 @@ impl Results {
                 block: workload.block,
                 window: workload.window,
                 rate: workload.rate,
+                churn: workload.churn,
+                tls: workload.tls,
                 work: self.config.work,
                 placement: placement.clone(),
                 status: Status::Ok,

@@ -30,8 +30,6 @@ pub struct Job<'a> {
     pub latency: bool,
     /// When our client's connections start their pingpong.
     pub arrival: Arrival,
-    /// Blocks after which each connection closes and another opens.
-    pub churn: Option<u64>,
     pub placement: &'a Placement,
     /// Whether the kernel counts each process's system calls and switches:
     /// a cost run. Counting slows every system call, so a timed run is never

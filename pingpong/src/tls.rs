@@ -32,6 +32,7 @@ pub const VERSION: &str = "TLSv1.3";
 pub const SUITE: &str = "TLS13_AES_128_GCM_SHA256";
 pub const GROUP: &str = "X25519";
 pub const PROVIDER: &str = "rustls 0.23, ring 0.17";
+pub const CERTIFICATE: &str = "ECDSA P-256, self-signed, made by each server at start (rcgen)";
 
 /// Tickets a client keeps at most; each connection uses one per reconnect.
 const MAX_TICKETS: usize = 65_536;
@@ -144,7 +145,11 @@ impl Connector {
             group: GROUP.into(),
             provider: PROVIDER.into(),
             resumption: self.tickets.is_some(),
-            resumption_offered: self
+            handshakes: self
+                .tickets
+                .as_ref()
+                .map(|t| t.looked_up.load(Ordering::Relaxed)),
+            with_ticket: self
                 .tickets
                 .as_ref()
                 .map(|t| t.offered.load(Ordering::Relaxed)),
@@ -163,6 +168,8 @@ pub fn handshake_failed(error: io::Error) -> io::Error {
 #[derive(Debug, Default)]
 struct Tickets {
     tickets: Mutex<VecDeque<rustls::client::Tls13ClientSessionValue>>,
+    /// Handshakes: each looks for a ticket once.
+    looked_up: AtomicU64,
     /// Handshakes that offered a ticket.
     offered: AtomicU64,
 }
@@ -205,6 +212,7 @@ impl ClientSessionStore for Tickets {
         &self,
         _: &ServerName<'static>,
     ) -> Option<rustls::client::Tls13ClientSessionValue> {
+        self.looked_up.fetch_add(1, Ordering::Relaxed);
         let ticket = self
             .tickets
             .lock()
@@ -230,7 +238,7 @@ mod tests {
             (record.version.as_str(), record.suite.as_str()),
             (VERSION, SUITE)
         );
-        assert_eq!(record.resumption_offered, None);
+        assert_eq!((record.handshakes, record.with_ticket), (None, None));
         let e = Connector::new("not base64!", false).unwrap_err();
         assert!(e.to_string().starts_with("--tls-trust: not base64"), "{e}");
         let e = Connector::new("AAAA", false).unwrap_err();

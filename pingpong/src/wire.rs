@@ -160,11 +160,13 @@ pub struct Tls {
     pub provider: String,
     /// Whether reconnects offered a session ticket from an earlier connection.
     pub resumption: bool,
-    /// With resumption: the handshakes that offered a ticket (the others
-    /// were full handshakes: the first of each connection, and any that
-    /// found no ticket left).
+    /// With resumption: every handshake of the run (warm-up included), and
+    /// those that offered a ticket (the others were full handshakes: each
+    /// connection's first, and any that found no ticket left).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resumption_offered: Option<u64>,
+    pub handshakes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub with_ticket: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -25,9 +25,9 @@ const CHURN_LEGEND: &str = "With churn: conn/s = connections opened per second i
 
 /// What the arrivals tables' columns mean, as the run has them.
 pub fn legend(results: &Results) -> String {
-    match results.config.churn {
-        Some(_) => format!("{LEGEND}; {CHURN_LEGEND}"),
-        None => LEGEND.into(),
+    match results.cells.iter().any(|c| c.churn.is_some()) {
+        true => format!("{LEGEND}; {CHURN_LEGEND}"),
+        false => LEGEND.into(),
     }
 }
 
@@ -48,7 +48,7 @@ const HEADER: [&str; 10] = [
 /// churned, or a run of the load counted listen drops or SYN retransmissions.
 pub fn tables(view: &View) -> Vec<Grid> {
     let immediate = view.results.config.arrival() == Arrival::Immediate;
-    let churn = view.results.config.churn;
+    let churn = view.workload.churn;
     let mut header: Vec<String> = HEADER.iter().map(ToString::to_string).collect();
     if churn.is_some() {
         header.extend(["conn/s".into(), "round trips/s".into()]);
@@ -65,9 +65,12 @@ pub fn tables(view: &View) -> Vec<Grid> {
                 .iter()
                 .flat_map(|c| &c.runs)
                 .any(|r| r.connect.is_some() || r.tcp.is_some());
+            // Where the run has several workloads, the title names this one's churn.
             let how: String = [
                 immediate.then(|| ", immediate start".to_string()),
-                churn.map(|n| format!(", a new connection every {n} blocks")),
+                churn
+                    .filter(|_| !view.several)
+                    .map(|n| format!(", a new connection every {n} blocks")),
             ]
             .into_iter()
             .flatten()

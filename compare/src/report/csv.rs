@@ -91,6 +91,10 @@ const HEADER: &[&str] = &[
     "timer_error_p99_us",
     "generator_busy",
     "not_sustained",
+    "churn",
+    "tls",
+    "tls_handshakes",
+    "tls_with_ticket",
     "error",
 ];
 
@@ -213,6 +217,13 @@ fn record(cell: &Cell, run: Option<&Run>, cost: bool) -> Vec<String> {
         number(open.map(|o| o.timer.p99_us)),
         number(open.map(|o| o.generator_busy)),
         text(open.and_then(|o| o.not_sustained.clone())),
+    ]);
+    let resumptions = run.and_then(|r| r.resumptions);
+    row.extend([
+        text(cell.churn.map(|c| c.to_string())),
+        text(cell.tls.map(|t| format!("{t:?}").to_lowercase())),
+        text(resumptions.map(|r| r.handshakes.to_string())),
+        text(resumptions.map(|r| r.with_ticket.to_string())),
     ]);
     row.push(cell.error.clone().unwrap_or_default());
     row

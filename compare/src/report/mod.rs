@@ -16,6 +16,7 @@ mod open_loop;
 mod sections;
 mod svg;
 pub mod terminal;
+mod tls;
 mod trend;
 
 use std::fs;

@@ -123,7 +123,7 @@ fn of_workload(view: &View) -> Result<Vec<Chart>> {
     for section in muduo_sections(&view.loads) {
         let (subject, row_name, loads) = section.rows();
         let workload = if view.several {
-            format!("-{}B-w{}", view.workload.block, view.workload.window)
+            view.workload.slug()
         } else {
             String::new()
         };
@@ -149,7 +149,7 @@ fn of_workload(view: &View) -> Result<Vec<Chart>> {
         }
     }
     let workload = if view.several {
-        format!("-{}B-w{}", view.workload.block, view.workload.window)
+        view.workload.slug()
     } else {
         String::new()
     };

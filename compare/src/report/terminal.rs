@@ -8,7 +8,7 @@ use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 
 use super::grid::{Grid, View};
 use super::sections::notes;
-use super::{arrivals, open_loop, trend};
+use super::{arrivals, open_loop, tls, trend};
 use crate::results::Results;
 
 pub fn render(results: &Results) -> String {
@@ -17,6 +17,7 @@ pub fn render(results: &Results) -> String {
     for grid in open_loop::summary(results)
         .into_iter()
         .chain(trend::tables(results))
+        .chain(tls::summary(results))
     {
         let _ = writeln!(out, "\n{}\n{}", grid.title, table(&grid));
     }

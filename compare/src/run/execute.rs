@@ -15,7 +15,7 @@ use crate::placement::Placement;
 use crate::plan::Plan;
 use crate::program::Programs;
 use crate::progress::Progress;
-use crate::results::{Cell, OpenLoop, Results, Rtt, Run, Series, Status};
+use crate::results::{Cell, OpenLoop, Results, Resumptions, Rtt, Run, Series, Status};
 use crate::runner::{ClientMeasurement, Job, Measurement, RepetitionError, Runner};
 
 /// How the loop ended.
@@ -303,7 +303,6 @@ impl Execution<'_> {
             seconds: Duration::from_secs_f64(config.seconds),
             latency: self.plan.latency,
             arrival: config.arrival(),
-            churn: config.churn,
             placement: group.placement,
             counting,
         }
@@ -351,6 +350,7 @@ fn run_of(order: usize, block: usize, m: Measurement) -> Result<Run> {
         connect: None,
         first_rtt: None,
         opened_connections: None,
+        resumptions: None,
         open_loop: None,
         tcp: m.tcp,
         mib_per_server_cpu_s: m
@@ -375,6 +375,12 @@ fn run_of(order: usize, block: usize, m: Measurement) -> Result<Run> {
             run.starved_connections = Some(r.starved_connections);
             run.rtt = r.rtt_histogram.map(Rtt::from_histogram).transpose()?;
             run.opened_connections = r.opened_connections;
+            run.resumptions = r.tls.and_then(|t| {
+                Some(Resumptions {
+                    handshakes: t.handshakes?,
+                    with_ticket: t.with_ticket?,
+                })
+            });
             run.open_loop = r.open_loop.map(|o| open_loop_of(*o)).transpose()?;
             run.connect = r.connect_histogram.map(Rtt::from_histogram).transpose()?;
             run.first_rtt = r.first_rtt_histogram.map(Rtt::from_histogram).transpose()?;
@@ -538,6 +544,7 @@ mod tests {
             arrival: None,
             churn: None,
             rates: Vec::new(),
+            tls: None,
             releases: Vec::new(),
             p99_bound_us: None,
             counted_blocks: None,
