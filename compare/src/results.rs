@@ -190,6 +190,10 @@ pub struct TlsSettings {
     pub provider: String,
     /// How each server's certificate is made.
     pub certificate: String,
+    /// Kernel TLS (kTLS) on the host of the run, as the kernel said: every
+    /// figure is of user-space TLS (rustls) either way.
+    #[serde(default)]
+    pub kernel_tls: String,
     /// Whether the run has the handshake scenario: a new connection after
     /// every block (`churn` 1), over plain TCP, inside TLS, and inside TLS
     /// with resumption.
@@ -206,8 +210,24 @@ impl TlsSettings {
             group: tls::GROUP.into(),
             provider: tls::PROVIDER.into(),
             certificate: tls::CERTIFICATE.into(),
+            kernel_tls: kernel_tls(),
             handshakes,
         }
+    }
+}
+
+/// Whether this kernel offers TLS offload (the `tls` upper-layer protocol).
+fn kernel_tls() -> String {
+    const ULP: &str = "/proc/sys/net/ipv4/tcp_available_ulp";
+    match std::fs::read_to_string(ULP) {
+        Ok(ulp) if ulp.split_whitespace().any(|u| u == "tls") => {
+            "offered by this kernel, not used: rustls encrypts in user space".into()
+        }
+        Ok(ulp) => format!(
+            "unavailable: this kernel offers none ({ULP} lists {:?}, no tls)",
+            ulp.trim()
+        ),
+        Err(e) => format!("unavailable: {ULP}: {e}"),
     }
 }
 

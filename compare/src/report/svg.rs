@@ -139,7 +139,11 @@ fn of_workload(view: &View) -> Result<Vec<Chart>> {
             caption: format!("MiB/s by {row_name}, {subject}"),
             svg: throughput(view, &subject, row_name, &loads)?,
         });
-        let has_rtt = view.results.cells.iter().any(|c| rtt_p99(c).is_some());
+        // This workload's own cells: a log axis over no value never ends (plotters).
+        let has_rtt = loads
+            .iter()
+            .flat_map(|&l| view.cells_at(l))
+            .any(|c| rtt_p99(c).is_some());
         if row_name == "connections" && has_rtt {
             charts.push(Chart {
                 file: slug("rtt-p99"),

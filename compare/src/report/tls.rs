@@ -23,8 +23,8 @@ pub fn settings(results: &Results) -> Option<String> {
     let t = results.config.tls.as_ref()?;
     Some(format!(
         "TLS: {}, {}, {}; {}; certificate {}; no tickets, no session cache unless \"with \
-         resumption\"",
-        t.version, t.suite, t.group, t.provider, t.certificate
+         resumption\"; kernel TLS (kTLS): {}",
+        t.version, t.suite, t.group, t.provider, t.certificate, t.kernel_tls
     ))
 }
 

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use compare::matrix::Tls;
 use compare::results::{Results, Status};
 
 use crate::common::{assert_cell_consistent, cell, compare, folder, out_dir, run_ok};
@@ -141,6 +142,21 @@ fn workloads_an_external_cannot_run_are_unavailable_with_the_reason() {
     );
     let error = theirs.cells[1].error.as_deref().unwrap();
     assert!(error.contains("{window}"), "{error}");
+    // They speak plain TCP only: unavailable inside TLS, on either side.
+    let tls = ["--connections", "1", "--tls", "--no-handshakes"];
+    for (server, client) in [("muduo", "mio"), ("mio", "muduo")] {
+        let results = pair(&format!("external-tls-{server}"), server, client, &tls);
+        let tls_statuses: Vec<_> = results.cells.iter().map(|c| (c.tls, c.status)).collect();
+        assert_eq!(
+            tls_statuses,
+            [(None, Status::Ok), (Some(Tls::Full), Status::Unavailable)]
+        );
+        let error = results.cells[1].error.as_deref().unwrap();
+        assert!(
+            error.contains("muduo cannot run this workload: it speaks plain TCP only, no TLS"),
+            "{error}"
+        );
+    }
 }
 
 #[test]

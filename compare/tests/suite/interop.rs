@@ -1,5 +1,6 @@
 //! One protocol: every implementation's client against every
-//! implementation's server exchanges verified bytes.
+//! implementation's server exchanges verified bytes, over plain TCP and
+//! inside TLS.
 
 use crate::common::{assert_cell_consistent, compare, load, out_dir, run_ok};
 use crate::implementations;
@@ -25,6 +26,7 @@ fn every_client_against_every_server() {
         let mut args = vec!["run", "--client", client, "--out", out.to_str().unwrap()];
         // Two threads, three connections: a thread with more than one.
         args.extend(["--connections", "3", "--threads", "2"]);
+        args.extend(["--tls", "--no-handshakes"]);
         args.extend(WINDOW);
         let output = compare(&args);
         let results = load(&out);
@@ -34,8 +36,8 @@ fn every_client_against_every_server() {
             let verified = cell.runs.first().and_then(|r| r.verified_connections);
             if cell.status != compare::results::Status::Ok || verified != Some(cell.connections) {
                 failures.push(format!(
-                    "server {} / client {client}: {:?} ({verified:?} verified): {:?}",
-                    cell.implementation, cell.status, cell.error
+                    "server {} / client {client} ({:?}): {:?} ({verified:?} verified): {:?}",
+                    cell.implementation, cell.tls, cell.status, cell.error
                 ));
             }
         }
@@ -43,7 +45,7 @@ fn every_client_against_every_server() {
             assert!(output.status.success(), "{output:?}");
         }
     }
-    assert_eq!(pairs, implementations().len().pow(2));
+    assert_eq!(pairs, implementations().len().pow(2) * 2);
     assert!(
         failures.is_empty(),
         "{} failing pairs:\n{}",

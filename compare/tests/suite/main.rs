@@ -12,6 +12,7 @@ mod interop;
 mod open_loop;
 mod report;
 mod run;
+mod tls;
 mod two_hosts;
 mod unavailable;
 mod workloads;
