@@ -211,8 +211,12 @@ pub struct RunArgs {
     #[arg(long, conflicts_with_all = ["rates", "server"])]
     pub tls: bool,
     /// With --tls: the steady state alone, no handshake scenario.
-    #[arg(long, requires = "tls")]
+    #[arg(long, requires = "tls", conflicts_with = "handshakes")]
     pub no_handshakes: bool,
+    /// With --tls: the handshake scenario at the loads with these
+    /// connection counts only (default: every load of the run).
+    #[arg(long, requires = "tls", value_name = "CONNECTIONS", value_delimiter = ',', allow_negative_numbers = true, value_parser = count(100_000))]
+    pub handshakes: Vec<usize>,
     /// With --rates: the p99 round trip, in milliseconds, under which a
     /// sustained rate counts for the knee table (the highest rate each
     /// implementation sustains with p99 under it).
@@ -255,6 +259,7 @@ pub struct RunArgs {
         "threads", "block", "window", "work", "seconds", "warmup", "repeat", "precision",
         "max_repeat", "budget", "noisy", "pin", "no_latency", "no_cost", "counted", "out",
         "arrival", "churn", "rates", "p99_bound", "pre_releases", "tls", "no_handshakes",
+        "handshakes",
     ])]
     pub resume: Option<PathBuf>,
     /// Plain progress lines instead of a progress bar.
@@ -369,6 +374,7 @@ mod tests {
                 "--churn",
                 "--tls",
                 "--no-handshakes",
+                "--handshakes",
                 "--rates",
                 "--rate",
                 "--p99-bound",

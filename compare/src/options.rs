@@ -136,6 +136,10 @@ fn config(args: &RunArgs) -> Result<Config> {
     if precision.is_none() && (args.max_repeat.is_some() || args.budget.is_some()) {
         bail!("--max-repeat and --budget bound the repetitions for --precision, which is off here");
     }
+    let counts: Vec<usize> = loads.iter().map(|l| l.connections).collect();
+    if let Some(c) = args.handshakes.iter().find(|c| !counts.contains(c)) {
+        bail!("--handshakes {c}: no load of the run has {c} connections");
+    }
     let named = |e: &External| servers.iter().chain(&client).any(|i| i.name() == e.name);
     Ok(Config {
         implementations: names,
@@ -163,7 +167,9 @@ fn config(args: &RunArgs) -> Result<Config> {
         arrival: Some(args.arrival),
         churn: args.churn,
         rates: args.rates.iter().map(|&r| r as u64).collect(),
-        tls: args.tls.then(|| TlsSettings::ours(!args.no_handshakes)),
+        tls: args
+            .tls
+            .then(|| TlsSettings::ours(!args.no_handshakes, args.handshakes.clone())),
         releases,
         p99_bound_us: (!args.rates.is_empty()).then_some(args.p99_bound * 1e3),
         // The ones the run names: an unused file is not the run's business.

@@ -63,7 +63,7 @@ impl Plan {
         let groups = config
             .workloads()
             .into_iter()
-            .flat_map(|w| config.loads.iter().map(move |l| (w, *l)))
+            .flat_map(|w| config.loads_of(w).into_iter().map(move |l| (w, l)))
             .collect();
         Ok(Self {
             servers,

@@ -694,7 +694,7 @@ fn external_client(job: &Job, e: &External, server: &mut Server) -> Result<Measu
 /// How the client's TLS differs from what the workload asked, if it does:
 /// another version, suite, group or provider than this compare's.
 fn tls_mismatch(job: &Job, got: Option<&pingpong::wire::Tls>) -> Option<String> {
-    let asked = TlsSettings::ours(false);
+    let asked = TlsSettings::ours(false, Vec::new());
     match (job.workload.tls, got) {
         (None, None) => None,
         (None, Some(_)) => Some("ran TLS where plain TCP was asked".into()),

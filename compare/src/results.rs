@@ -198,11 +198,15 @@ pub struct TlsSettings {
     /// every block (`churn` 1), over plain TCP, inside TLS, and inside TLS
     /// with resumption.
     pub handshakes: bool,
+    /// `--handshakes`: the connection counts of the loads the handshake
+    /// scenario ran at; empty: every load of the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub handshake_connections: Vec<usize>,
 }
 
 impl TlsSettings {
     /// What this compare's implementations use (they share pingpong's TLS).
-    pub fn ours(handshakes: bool) -> Self {
+    pub fn ours(handshakes: bool, handshake_connections: Vec<usize>) -> Self {
         use pingpong::tls;
         Self {
             version: tls::VERSION.into(),
@@ -212,6 +216,7 @@ impl TlsSettings {
             certificate: tls::CERTIFICATE.into(),
             kernel_tls: kernel_tls(),
             handshakes,
+            handshake_connections,
         }
     }
 }
@@ -734,7 +739,42 @@ impl Config {
         self.noisy_percent.unwrap_or(defaults::NOISY_PERCENT)
     }
 
-    /// Every block size with every window, in the order they run.
+    /// The loads `workload` runs at: every load of the run, but where
+    /// `--handshakes` names connection counts, the handshake scenario's at those.
+    pub fn loads_of(&self, workload: Workload) -> Vec<Load> {
+        let only = match &self.tls {
+            Some(tls) if self.handshake_workloads().contains(&workload) => {
+                &tls.handshake_connections[..]
+            }
+            _ => &[],
+        };
+        self.loads
+            .iter()
+            .filter(|l| only.is_empty() || only.contains(&l.connections))
+            .copied()
+            .collect()
+    }
+
+    /// The handshake scenario of `--tls`: a new connection after every
+    /// block of the first size, plain, TLS, TLS with resumption.
+    fn handshake_workloads(&self) -> Vec<Workload> {
+        if !self.tls.as_ref().is_some_and(|t| t.handshakes) {
+            return Vec::new();
+        }
+        let block = self.blocks.first().copied().unwrap_or(self.block);
+        [None, Some(Tls::Full), Some(Tls::Resumption)]
+            .map(|tls| Workload {
+                block,
+                window: 1,
+                rate: None,
+                churn: Some(defaults::HANDSHAKE_CHURN),
+                tls,
+            })
+            .to_vec()
+    }
+
+    /// Every block size with every window (each plain and, with `--tls`,
+    /// inside TLS), then the handshake scenario, in the order they run.
     pub fn workloads(&self) -> Vec<Workload> {
         let blocks = if self.blocks.is_empty() {
             vec![self.block]
@@ -770,18 +810,9 @@ impl Config {
                 }
             }
         }
-        if self.tls.as_ref().is_some_and(|t| t.handshakes) {
-            for tls in [None, Some(Tls::Full), Some(Tls::Resumption)] {
-                let handshakes = Workload {
-                    block: blocks[0],
-                    window: 1,
-                    rate: None,
-                    churn: Some(defaults::HANDSHAKE_CHURN),
-                    tls,
-                };
-                if !workloads.contains(&handshakes) {
-                    workloads.push(handshakes);
-                }
+        for handshakes in self.handshake_workloads() {
+            if !workloads.contains(&handshakes) {
+                workloads.push(handshakes);
             }
         }
         workloads

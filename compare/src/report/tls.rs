@@ -16,7 +16,9 @@ pub const LEGEND: &str = "TLS tables: TLS/plain = median MiB/s inside TLS over t
     a new connection after every block; conn/s = connections opened per second inside the \
     window, over plain TCP, inside TLS (full handshakes), inside TLS with resumption; server \
     us/conn = the server's CPU microseconds per connection, accept and handshake included; \
-    ticket % = handshakes (warm-up included) that offered a session ticket";
+    ticket % = handshakes (warm-up included) that offered a session ticket; 0 conn/s: no \
+    connection came up inside the window, where one round of every connection's handshake \
+    outlasts it (lengthen --seconds)";
 
 /// The run's TLS settings in a sentence, for the notes.
 pub fn settings(results: &Results) -> Option<String> {
@@ -220,7 +222,8 @@ fn handshakes(plain: &View, tls: &View, resumed: Option<&View>, load: Load) -> G
                     cell,
                     |r| {
                         let cpu_s = r.server_usage?.cpu_percent / 100.0 * r.seconds;
-                        Some(cpu_s * 1e6 / r.opened_connections? as f64)
+                        let opened = r.opened_connections.filter(|&n| n > 0)?;
+                        Some(cpu_s * 1e6 / opened as f64)
                     },
                     0,
                 )
