@@ -582,7 +582,11 @@ fn our_client(
     let (mut opened, mut closed) = (None, None);
     let (mut counted_from, mut counted_to) = (None, None);
     let mut stage = "connecting and warm-up";
-    let mut deadline = Instant::now() + config.connect_deadline() + config.warmup + MARGIN;
+    let mut deadline = Instant::now()
+        + config.connect_deadline()
+        + config.warmup
+        + config.first_round_deadline()
+        + MARGIN;
     let result = loop {
         match client.next_line(deadline, stage, line)? {
             Line::Window(Window::Open) => {

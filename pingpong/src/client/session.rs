@@ -63,6 +63,8 @@ pub struct Session<'a> {
     began: Instant,
     /// When the first block went out, until it came back.
     first_sent: Option<Instant>,
+    /// Whether a block has come back on any of the session's connections.
+    round_tripped: bool,
     /// How the current connection arrived.
     arrived: Arrived,
     /// How the earlier ones did: given to the client when the session ends
@@ -88,6 +90,7 @@ impl<'a> Session<'a> {
             clock: client.recorders().map(Clock::new),
             began: Instant::now(),
             first_sent: None,
+            round_tripped: false,
             arrived: Arrived::default(),
             arrivals: Vec::new(),
         }
@@ -135,6 +138,10 @@ impl<'a> Session<'a> {
         {
             self.arrived.first_rtt = Some(sent.elapsed());
             self.first_sent = None;
+            if !self.round_tripped {
+                self.round_tripped = true;
+                self.client.round_tripped();
+            }
         }
         if self.draining {
             return Ok(Next::Drain);
@@ -292,7 +299,14 @@ mod tests {
             assert_eq!(client.connected_count(), 1);
             s.first_block();
             s.on_data(&data[..50]).unwrap();
+            assert_eq!(
+                client.round_tripped_count(),
+                0,
+                "half a block is no round trip"
+            );
             s.on_data(&data[50..]).unwrap();
+            // Counted once, for the window to wait on, though two blocks came back.
+            assert_eq!(client.round_tripped_count(), 1);
             // Kept by the session until it ends: no shared lock meanwhile.
             assert_eq!(client.arrivals().unwrap().connect.len(), 0);
         }

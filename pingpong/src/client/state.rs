@@ -99,6 +99,8 @@ pub struct Client {
     opened: AtomicU64,
     stopped: AtomicBool,
     connected: AtomicUsize,
+    /// Sessions whose first block came back.
+    round_tripped: AtomicUsize,
     start: Gate,
     bytes: AtomicU64,
     /// Connections that came up inside the window.
@@ -179,6 +181,7 @@ impl Client {
             opened: AtomicU64::new(0),
             stopped: AtomicBool::new(false),
             connected: AtomicUsize::new(0),
+            round_tripped: AtomicUsize::new(0),
             start: Gate::default(),
             bytes: AtomicU64::new(0),
             opened_in_window: AtomicU64::new(0),
@@ -275,6 +278,18 @@ impl Client {
         if self.connected.fetch_add(1, Ordering::Relaxed) + 1 == self.config.connections {
             self.signal();
         }
+    }
+
+    /// A session's first block came back; only the last one wakes the driver.
+    pub(crate) fn round_tripped(&self) {
+        if self.round_tripped.fetch_add(1, Ordering::Relaxed) + 1 == self.config.connections {
+            self.signal();
+        }
+    }
+
+    /// How many sessions have had a block back.
+    pub fn round_tripped_count(&self) -> usize {
+        self.round_tripped.load(Ordering::Relaxed)
     }
 
     /// How the connections that ended had arrived, unless times are not
@@ -474,6 +489,12 @@ impl ClientConfig {
         }
     }
 
+    /// How long, after the warm-up, every connection's first block may take
+    /// to come back (the window opens then, not before).
+    pub fn first_round_deadline(&self) -> Duration {
+        self.per_connection_deadline()
+    }
+
     /// How long connections may take to see the window close and drain:
     /// with one thread per connection, 10,000 runnable threads on 2 cores
     /// wait seconds for their turn.
@@ -500,7 +521,11 @@ impl ClientConfig {
     /// The longest a healthy client process can run: connecting, warm-up,
     /// window and draining.
     pub fn deadline(&self) -> Duration {
-        self.connect_deadline() + self.warmup + self.window_deadline() + self.drain_deadline()
+        self.connect_deadline()
+            + self.warmup
+            + self.first_round_deadline()
+            + self.window_deadline()
+            + self.drain_deadline()
     }
 }
 

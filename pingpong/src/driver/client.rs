@@ -32,6 +32,14 @@ pub enum ClientError {
         wanted: usize,
         after: Duration,
     },
+    #[error(
+        "only {done} of {wanted} connections had their first block back {after:?} after the warm-up"
+    )]
+    FirstRoundTrip {
+        done: usize,
+        wanted: usize,
+        after: Duration,
+    },
     #[error("connections did not finish within {0:?} after the window closed")]
     DrainTimeout(Duration),
     #[error("the connections did not round-trip their blocks within {0:?}")]
@@ -115,6 +123,19 @@ fn drive(
         None => {
             client.start();
             thread::sleep(config.warmup);
+            if config.rate.is_none() {
+                // And until every connection has had a block back: at
+                // thousands of connections (more so inside TLS) the first
+                // round ends for all of them at once, after the warm-up.
+                let all = |_: &Shares| client.round_tripped_count() >= wanted;
+                let after = config.first_round_deadline();
+                let late = || ClientError::FirstRoundTrip {
+                    done: client.round_tripped_count(),
+                    wanted,
+                    after,
+                };
+                wait_for(client, done, Instant::now() + after, all, late)?;
+            }
             let window_start = client.open_window();
             Line::Window(Window::Open).print();
             // The connections close the window themselves on time; this
