@@ -489,8 +489,8 @@ impl ClientConfig {
         }
     }
 
-    /// How long, after the warm-up, every connection's first block may take
-    /// to come back (the window opens then, not before).
+    /// How long, after the warm-up, the window waits for every connection's
+    /// first block to come back; then it opens whatever has.
     pub fn first_round_deadline(&self) -> Duration {
         self.per_connection_deadline()
     }

@@ -109,10 +109,12 @@ fn drive(
         done,
         start + config.connect_deadline(),
         connected,
-        || ClientError::ConnectTimeout {
-            connected: client.connected_count(),
-            wanted,
-            after: config.connect_deadline(),
+        || {
+            Some(ClientError::ConnectTimeout {
+                connected: client.connected_count(),
+                wanted,
+                after: config.connect_deadline(),
+            })
         },
     )?;
     let connect_seconds = start.elapsed().as_secs_f64();
@@ -127,14 +129,11 @@ fn drive(
                 // And until every connection has had a block back: at
                 // thousands of connections (more so inside TLS) the first
                 // round ends for all of them at once, after the warm-up.
+                // Not forever: a connection starved longer than that is
+                // the window's to show (starved connections).
                 let all = |_: &Shares| client.round_tripped_count() >= wanted;
-                let after = config.first_round_deadline();
-                let late = || ClientError::FirstRoundTrip {
-                    done: client.round_tripped_count(),
-                    wanted,
-                    after,
-                };
-                wait_for(client, done, Instant::now() + after, all, late)?;
+                let deadline = Instant::now() + config.first_round_deadline();
+                wait_for(client, done, deadline, all, || None)?;
             }
             let window_start = client.open_window();
             Line::Window(Window::Open).print();
@@ -151,7 +150,7 @@ fn drive(
             Line::Window(Window::Open).print();
             client.start();
             let ended = |shares: &Shares| shares.connections >= wanted;
-            let late = || ClientError::WindowTimeout(config.window_deadline());
+            let late = || Some(ClientError::WindowTimeout(config.window_deadline()));
             wait_for(
                 client,
                 done,
@@ -177,7 +176,7 @@ fn drive(
         done,
         Instant::now() + config.drain_deadline(),
         ended,
-        || ClientError::DrainTimeout(config.drain_deadline()),
+        || Some(ClientError::DrainTimeout(config.drain_deadline())),
     )?;
     let shares = client.shares();
     let arrivals = client.arrivals();
@@ -231,13 +230,13 @@ fn drive(
 }
 
 /// Waits until `reached` holds. A failed connection, a runtime that ended
-/// first, or the deadline (the error `late` makes) ends the wait instead.
+/// first, or the deadline (the error `late` makes, if any) ends the wait instead.
 fn wait_for(
     client: &Client,
     done: &mpsc::Receiver<Outcome>,
     deadline: Instant,
     reached: impl Fn(&Shares) -> bool,
-    late: impl FnOnce() -> ClientError,
+    late: impl FnOnce() -> Option<ClientError>,
 ) -> Result<(), ClientError> {
     loop {
         if let Some(e) = client.error() {
@@ -255,7 +254,7 @@ fn wait_for(
         }
         let now = Instant::now();
         if now > deadline {
-            return Err(late());
+            return late().map_or(Ok(()), Err);
         }
         // Woken by any connection's coming up, ending or failing, and by
         // the runtime's end.

@@ -30,8 +30,12 @@ fn runtime() -> io::Result<Runtime> {
         .map_err(Unavailable::io_uring)
 }
 
-/// A compio stream: a TCP socket, or TLS over one (compio's own TLS crate).
-struct Io<S>(S);
+/// A compio stream: a TCP socket, or TLS over one (compio's own TLS
+/// crate), which says goodbye before it is dropped (close_notify).
+struct Io<S> {
+    stream: S,
+    tls: bool,
+}
 
 type Tcp = Io<TcpStream>;
 type Tls = Io<TlsStream<TcpStream>>;
@@ -40,70 +44,58 @@ impl Tcp {
     async fn connect(addr: SocketAddr) -> io::Result<Self> {
         let stream = TcpStream::connect(addr).await?;
         stream.set_nodelay(true)?;
-        Ok(Self(stream))
+        Ok(Self { stream, tls: false })
     }
 
     async fn accept(listener: &TcpListener) -> io::Result<Self> {
         let (stream, _) = listener.accept().await?;
         stream.set_nodelay(true)?;
-        Ok(Self(stream))
+        Ok(Self { stream, tls: false })
     }
 }
 
 impl Tls {
     async fn connect(tls: Arc<Connector>, addr: SocketAddr) -> io::Result<Self> {
-        let tcp = Tcp::connect(addr).await?.0;
+        let tcp = Tcp::connect(addr).await?.stream;
         let stream = TlsConnector::from(tls.config.clone())
             .connect(SERVER_NAME, tcp)
             .await
             .map_err(handshake_failed)?;
-        Ok(Self(stream))
+        Ok(Self { stream, tls: true })
     }
 
     async fn accept(tls: Arc<rustls::ServerConfig>, tcp: Tcp) -> io::Result<Self> {
-        Ok(Self(TlsAcceptor::from(tls).accept(tcp.0).await?))
+        let stream = TlsAcceptor::from(tls).accept(tcp.stream).await?;
+        Ok(Self { stream, tls: true })
     }
 }
 
-/// What a stream says before it is dropped.
-trait Goodbye {
-    async fn goodbye(&mut self);
-}
-
-impl Goodbye for TcpStream {
-    async fn goodbye(&mut self) {}
-}
-
-impl Goodbye for TlsStream<TcpStream> {
-    async fn goodbye(&mut self) {
-        // close_notify; the peer has gone if it fails.
-        let _ = self.shutdown().await;
-    }
-}
-
-impl<S: AsyncRead + AsyncWrite + Goodbye> pingpong::Stream for Io<S> {
+impl<S: AsyncRead + AsyncWrite> pingpong::Stream for Io<S> {
     async fn read(&mut self, mut buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
         // compio reads into the spare capacity, after what the Vec holds.
         buf.clear();
-        self.0.read(buf).await.into()
+        self.stream.read(buf).await.into()
     }
 
     async fn write_all(&mut self, buf: Vec<u8>, len: usize) -> (io::Result<()>, Vec<u8>) {
-        let (written, slice) = self.0.write_all(buf.slice(..len)).await.into();
+        let (written, slice) = self.stream.write_all(buf.slice(..len)).await.into();
         // TLS may hold records it could not send yet: flush sends them.
         let written = match written {
-            Ok(()) => self.0.flush().await,
+            Ok(()) => self.stream.flush().await,
             Err(e) => Err(e),
         };
         (written, slice.into_inner())
     }
 
     async fn shutdown_write(&mut self) -> io::Result<()> {
-        self.0.shutdown().await
+        self.stream.shutdown().await
     }
 
     async fn close(&mut self) {
-        self.0.goodbye().await;
+        if self.tls {
+            // close_notify; the peer has gone if it fails.
+            let _ = self.stream.shutdown().await;
+        }
     }
 }
 

@@ -45,8 +45,12 @@ fn runtime<D: Driver>() -> io::Result<monoio::Runtime<D>> {
     D::build(RuntimeBuilder::<D>::new().with_entries(RING_ENTRIES)).map_err(D::build_error)
 }
 
-/// A monoio stream: a TCP socket, or TLS over one (monoio-rustls).
-pub struct Io<S>(S);
+/// A monoio stream: a TCP socket, or TLS over one (monoio-rustls), which
+/// says goodbye before it is dropped (close_notify).
+pub struct Io<S> {
+    stream: S,
+    tls: bool,
+}
 
 pub type Tcp = Io<TcpStream>;
 /// monoio-rustls's streams implement monoio's IO traits per side.
@@ -57,73 +61,54 @@ impl Tcp {
     async fn connect(addr: SocketAddr) -> io::Result<Self> {
         let stream = TcpStream::connect_addr(addr).await?;
         stream.set_nodelay(true)?;
-        Ok(Self(stream))
+        Ok(Self { stream, tls: false })
     }
 
     async fn accept(listener: &TcpListener) -> io::Result<Self> {
         let (stream, _) = listener.accept().await?;
         stream.set_nodelay(true)?;
-        Ok(Self(stream))
+        Ok(Self { stream, tls: false })
     }
 }
 
 impl TlsClient {
     async fn connect(tls: Arc<Connector>, addr: SocketAddr) -> io::Result<Self> {
-        let tcp = Tcp::connect(addr).await?.0;
+        let tcp = Tcp::connect(addr).await?.stream;
         let stream = TlsConnector::from(tls.config.clone())
             .connect(Connector::server_name(), tcp)
             .await
             .map_err(|e| handshake_failed(e.into()))?;
-        Ok(Self(stream))
+        Ok(Self { stream, tls: true })
     }
 }
 
 impl TlsServer {
     async fn accept(tls: Arc<rustls::ServerConfig>, tcp: Tcp) -> io::Result<Self> {
-        Ok(Self(TlsAcceptor::from(tls).accept(tcp.0).await?))
+        let stream = TlsAcceptor::from(tls).accept(tcp.stream).await?;
+        Ok(Self { stream, tls: true })
     }
 }
 
-/// What a stream says before it is dropped.
-#[allow(async_fn_in_trait)]
-pub trait Goodbye {
-    async fn goodbye(&mut self);
-}
-
-impl Goodbye for TcpStream {
-    async fn goodbye(&mut self) {}
-}
-
-impl Goodbye for ClientTlsStream<TcpStream> {
-    async fn goodbye(&mut self) {
-        // close_notify; the peer has gone if it fails.
-        let _ = self.shutdown().await;
-    }
-}
-
-impl Goodbye for ServerTlsStream<TcpStream> {
-    async fn goodbye(&mut self) {
-        let _ = self.shutdown().await;
-    }
-}
-
-impl<S: AsyncReadRent + AsyncWriteRent + Goodbye> pingpong::Stream for Io<S> {
+impl<S: AsyncReadRent + AsyncWriteRent> pingpong::Stream for Io<S> {
     async fn read(&mut self, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
         // monoio reads into the Vec from its start, up to its capacity.
-        self.0.read(buf).await
+        self.stream.read(buf).await
     }
 
     async fn write_all(&mut self, buf: Vec<u8>, len: usize) -> (io::Result<()>, Vec<u8>) {
-        let (written, slice) = self.0.write_all(buf.slice(..len)).await;
+        let (written, slice) = self.stream.write_all(buf.slice(..len)).await;
         (written.map(drop), slice.into_inner())
     }
 
     async fn shutdown_write(&mut self) -> io::Result<()> {
-        self.0.shutdown().await
+        self.stream.shutdown().await
     }
 
     async fn close(&mut self) {
-        self.0.goodbye().await;
+        if self.tls {
+            // close_notify; the peer has gone if it fails.
+            let _ = self.stream.shutdown().await;
+        }
     }
 }
 

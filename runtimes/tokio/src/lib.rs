@@ -10,8 +10,12 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_rustls::{TlsAcceptor, TlsConnector, TlsStream};
 
-/// A tokio stream: a TCP socket, or TLS over one.
-pub struct Io<S>(S);
+/// A tokio stream: a TCP socket, or TLS over one (which says goodbye
+/// before it is dropped: close_notify).
+pub struct Io<S> {
+    stream: S,
+    tls: bool,
+}
 
 pub type Tcp = Io<TcpStream>;
 pub type Tls = Io<TlsStream<TcpStream>>;
@@ -20,74 +24,66 @@ impl Tcp {
     pub async fn connect(addr: SocketAddr) -> io::Result<Self> {
         let stream = TcpStream::connect(addr).await?;
         stream.set_nodelay(true)?;
-        Ok(Self(stream))
+        Ok(Self { stream, tls: false })
     }
 
     pub async fn accept(listener: &TcpListener) -> io::Result<Self> {
         let (stream, _) = listener.accept().await?;
         stream.set_nodelay(true)?;
-        Ok(Self(stream))
+        Ok(Self { stream, tls: false })
     }
 }
 
 impl Tls {
     /// Connects, then completes the TLS handshake.
     pub async fn connect(tls: Arc<Connector>, addr: SocketAddr) -> io::Result<Self> {
-        let tcp = Tcp::connect(addr).await?.0;
+        let tcp = Tcp::connect(addr).await?.stream;
         let stream = TlsConnector::from(tls.config.clone())
             .connect(Connector::server_name(), tcp)
             .await
             .map_err(handshake_failed)?;
-        Ok(Self(stream.into()))
+        Ok(Self {
+            stream: stream.into(),
+            tls: true,
+        })
     }
 
     /// Completes the server's side of the handshake on an accepted socket.
     pub async fn accept(tls: Arc<rustls::ServerConfig>, tcp: Tcp) -> io::Result<Self> {
-        let stream = TlsAcceptor::from(tls).accept(tcp.0).await?;
-        Ok(Self(stream.into()))
+        let stream = TlsAcceptor::from(tls).accept(tcp.stream).await?;
+        Ok(Self {
+            stream: stream.into(),
+            tls: true,
+        })
     }
 }
 
-/// What a stream says before it is dropped.
-#[allow(async_fn_in_trait)]
-pub trait Goodbye {
-    async fn goodbye(&mut self);
-}
-
-impl Goodbye for TcpStream {
-    async fn goodbye(&mut self) {}
-}
-
-impl Goodbye for TlsStream<TcpStream> {
-    async fn goodbye(&mut self) {
-        // close_notify; the peer has gone if it fails.
-        let _ = self.shutdown().await;
-    }
-}
-
-impl<S: AsyncRead + AsyncWrite + Goodbye + Unpin> pingpong::Stream for Io<S> {
+impl<S: AsyncRead + AsyncWrite + Unpin> pingpong::Stream for Io<S> {
     async fn read(&mut self, mut buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
         // read_buf fills the Vec's spare capacity: no zeroing, no allocation.
         buf.clear();
-        let read = self.0.read_buf(&mut buf).await;
+        let read = self.stream.read_buf(&mut buf).await;
         (read, buf)
     }
 
     async fn write_all(&mut self, buf: Vec<u8>, len: usize) -> (io::Result<()>, Vec<u8>) {
         // TLS may keep records it could not send yet: flush sends them (a
         // no-op on a TCP socket).
-        let written = match self.0.write_all(&buf[..len]).await {
-            Ok(()) => self.0.flush().await,
+        let written = match self.stream.write_all(&buf[..len]).await {
+            Ok(()) => self.stream.flush().await,
             Err(e) => Err(e),
         };
         (written, buf)
     }
 
     async fn shutdown_write(&mut self) -> io::Result<()> {
-        self.0.shutdown().await
+        self.stream.shutdown().await
     }
 
     async fn close(&mut self) {
-        self.0.goodbye().await;
+        if self.tls {
+            // close_notify; the peer has gone if it fails.
+            let _ = self.stream.shutdown().await;
+        }
     }
 }
