@@ -18,7 +18,7 @@ use crate::matrix::Tls;
 use crate::process::{Counting, EXIT_DEADLINE, Process};
 use crate::program::Program;
 use crate::remote::{Site, Ssh};
-use crate::results::{Cost, Counted, TlsSettings};
+use crate::results::{Cost, Counted};
 use crate::runner::{ClientMeasurement, Job, Measurement, RepetitionError, Runner, Side};
 use crate::tcp_stats::TcpStats;
 use crate::usage::Sample;
@@ -698,14 +698,15 @@ fn external_client(job: &Job, e: &External, server: &mut Server) -> Result<Measu
 /// How the client's TLS differs from what the workload asked, if it does:
 /// another version, suite, group or provider than this compare's.
 fn tls_mismatch(job: &Job, got: Option<&pingpong::wire::Tls>) -> Option<String> {
-    let asked = TlsSettings::ours(false, Vec::new());
+    use pingpong::tls::{GROUP, PROVIDER, SUITE, VERSION};
     match (job.workload.tls, got) {
         (None, None) => None,
         (None, Some(_)) => Some("ran TLS where plain TCP was asked".into()),
         (Some(_), None) => Some("ran plain TCP where TLS was asked".into()),
         (Some(tls), Some(got)) => {
-            let negotiated = [&got.version, &got.suite, &got.group, &got.provider];
-            let expected = [&asked.version, &asked.suite, &asked.group, &asked.provider];
+            let negotiated =
+                [&got.version, &got.suite, &got.group, &got.provider].map(|s| s.as_str());
+            let expected = [VERSION, SUITE, GROUP, PROVIDER];
             if negotiated != expected {
                 Some(format!("used {negotiated:?} instead of {expected:?}"))
             } else if got.resumption != (tls == Tls::Resumption) {

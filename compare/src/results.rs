@@ -761,10 +761,10 @@ impl Config {
         if !self.tls.as_ref().is_some_and(|t| t.handshakes) {
             return Vec::new();
         }
-        let block = self.blocks.first().copied().unwrap_or(self.block);
         [None, Some(Tls::Full), Some(Tls::Resumption)]
             .map(|tls| Workload {
-                block,
+                // The first size: `block` is always `blocks[0]`.
+                block: self.block,
                 window: 1,
                 rate: None,
                 churn: Some(defaults::HANDSHAKE_CHURN),

@@ -296,15 +296,9 @@ impl<'a> View<'a> {
                 cells
                     .iter()
                     .map(|cell| {
-                        let mib = |c: &Cell| c.runs.iter().map(|r| r.mib_per_s).collect::<Vec<_>>();
                         let text = match (cell.filter(|c| ok_figure(c)), base) {
                             (Some(c), Some(b)) if std::ptr::eq(c, b) => "1.00x".into(),
-                            (Some(c), Some(b)) => {
-                                stats::ratio_of_medians(&mib(b), &mib(c), 0.95, 0)
-                                    .map_or("-".into(), |i| {
-                                        format!("{:.2}x [{:.2}, {:.2}]", i.ratio, i.low, i.high)
-                                    })
-                            }
+                            (Some(c), Some(b)) => ratio(b, c),
                             _ => "-".into(),
                         };
                         Entry::plain(text)
@@ -432,6 +426,15 @@ pub fn status(s: Status) -> &'static str {
 }
 
 /// Whether a cell has a figure to rank.
+/// `cell`'s median MiB/s over `base`'s, with the 95% bootstrap interval of
+/// that ratio: "0.70x [0.66, 0.74]".
+pub fn ratio(base: &Cell, cell: &Cell) -> String {
+    let mib = |c: &Cell| c.runs.iter().map(|r| r.mib_per_s).collect::<Vec<_>>();
+    stats::ratio_of_medians(&mib(base), &mib(cell), 0.95, 0).map_or("-".into(), |i| {
+        format!("{:.2}x [{:.2}, {:.2}]", i.ratio, i.low, i.high)
+    })
+}
+
 fn ok_figure(cell: &Cell) -> bool {
     cell.status == Status::Ok && cell.mib_per_s.is_some()
 }

@@ -3,10 +3,10 @@
 //! CPU per block on both sides), and handshakes per second, full and
 //! resumed, beside plain TCP connections per second.
 
-use super::grid::{Entry, Grid, View, plural};
+use super::grid::{Entry, Grid, View, plural, ratio};
+use super::open_loop::runs_median;
 use crate::matrix::{Load, Tls, Workload};
 use crate::results::{Cell, Results, Run, Status};
-use crate::stats::{self, median};
 
 /// What the TLS tables' columns mean.
 pub const LEGEND: &str = "TLS tables: TLS/plain = median MiB/s inside TLS over the same \
@@ -85,10 +85,6 @@ fn ok(cell: Option<&Cell>) -> Option<&Cell> {
     cell.filter(|c| c.status == Status::Ok && !c.runs.is_empty())
 }
 
-fn mib(cell: &Cell) -> Vec<f64> {
-    cell.runs.iter().map(|r| r.mib_per_s).collect()
-}
-
 /// TLS over plain: a row per load, a column per implementation.
 fn ratios(plain: &View, tls: &View) -> Grid {
     let names = tls.implementations();
@@ -99,10 +95,7 @@ fn ratios(plain: &View, tls: &View) -> Grid {
             let mut row = vec![Entry::plain(load_label(load))];
             row.extend(names.iter().map(|name| {
                 let text = match (ok(plain.cell(load, name)), ok(tls.cell(load, name))) {
-                    (Some(p), Some(t)) => stats::ratio_of_medians(&mib(p), &mib(t), 0.95, 0)
-                        .map_or("-".into(), |i| {
-                            format!("{:.2}x [{:.2}, {:.2}]", i.ratio, i.low, i.high)
-                        }),
+                    (Some(p), Some(t)) => ratio(p, t),
                     (_, t) => unavailable(t),
                 };
                 Entry::plain(text)
@@ -136,11 +129,9 @@ fn unavailable(cell: Option<&Cell>) -> String {
 
 /// The median of `pick` over a cell's runs, as text with `digits`.
 fn of(cell: Option<&Cell>, pick: impl Fn(&Run) -> Option<f64>, digits: usize) -> String {
-    let Some(cell) = ok(cell) else {
-        return "-".into();
-    };
-    let values: Vec<f64> = cell.runs.iter().filter_map(pick).collect();
-    median(&values).map_or("-".into(), |m| format!("{m:.digits$}"))
+    ok(cell)
+        .and_then(|c| runs_median(&c.runs, pick))
+        .map_or("-".into(), |m| format!("{m:.digits$}"))
 }
 
 /// The median CPU microseconds per block of the server or the client.
@@ -162,9 +153,10 @@ fn costs(plain: &View, tls: &View, load: Load) -> Grid {
         .map(|name| {
             let (p, t) = (plain.cell(load, name), tls.cell(load, name));
             let ratio = match (ok(p), ok(t)) {
-                (Some(p), Some(t)) => median(&mib(t))
-                    .zip(median(&mib(p)))
-                    .map_or("-".into(), |(t, p)| format!("{:.2}x", t / p)),
+                (Some(p), Some(t)) => t
+                    .mib_per_s
+                    .zip(p.mib_per_s)
+                    .map_or("-".into(), |(t, p)| format!("{:.2}x", t.median / p.median)),
                 (_, t) => unavailable(t),
             };
             [

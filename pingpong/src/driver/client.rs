@@ -32,14 +32,6 @@ pub enum ClientError {
         wanted: usize,
         after: Duration,
     },
-    #[error(
-        "only {done} of {wanted} connections had their first block back {after:?} after the warm-up"
-    )]
-    FirstRoundTrip {
-        done: usize,
-        wanted: usize,
-        after: Duration,
-    },
     #[error("connections did not finish within {0:?} after the window closed")]
     DrainTimeout(Duration),
     #[error("the connections did not round-trip their blocks within {0:?}")]
