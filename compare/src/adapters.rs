@@ -3,6 +3,8 @@
 //! one every part of the suite reads: the builds, `compare list`, the charts'
 //! colours and the tests (which fail when a runtime crate is missing here).
 
+use pingpong::knobs::{self, Knob};
+
 include!(concat!(env!("OUT_DIR"), "/locked.rs"));
 
 #[derive(Debug, PartialEq, Eq)]
@@ -20,6 +22,8 @@ pub struct Adapter {
     pub io_uring: bool,
     /// What a user should know before picking it.
     pub note: &'static str,
+    /// The builder settings a configuration may turn (`tokio{event_interval=1}`).
+    pub knobs: &'static [Knob],
 }
 
 const fn adapter(
@@ -36,22 +40,29 @@ const fn adapter(
         threads_matter: true,
         io_uring: false,
         note: "",
+        knobs: &[],
     }
 }
 
 pub const ADAPTERS: &[Adapter] = &[
-    adapter(
-        "tokio",
-        "pingpong-tokio",
-        "tokio",
-        "work-stealing multi-thread runtime, one shared IO driver and listener (1 context / N threads)",
-    ),
-    adapter(
-        "tokio-local",
-        "pingpong-tokio",
-        "tokio",
-        "one current-thread runtime per thread, SO_REUSEPORT listener per thread (N contexts / N threads)",
-    ),
+    Adapter {
+        knobs: knobs::TOKIO,
+        ..adapter(
+            "tokio",
+            "pingpong-tokio",
+            "tokio",
+            "work-stealing multi-thread runtime, one shared IO driver and listener (1 context / N threads)",
+        )
+    },
+    Adapter {
+        knobs: knobs::TOKIO_LOCAL,
+        ..adapter(
+            "tokio-local",
+            "pingpong-tokio",
+            "tokio",
+            "one current-thread runtime per thread, SO_REUSEPORT listener per thread (N contexts / N threads)",
+        )
+    },
     adapter(
         "mio",
         "pingpong-mio",
@@ -75,6 +86,7 @@ pub const ADAPTERS: &[Adapter] = &[
     ),
     Adapter {
         io_uring: true,
+        knobs: knobs::GLOMMIO,
         ..adapter(
             "glommio",
             "pingpong-glommio",
@@ -84,6 +96,7 @@ pub const ADAPTERS: &[Adapter] = &[
     },
     Adapter {
         io_uring: true,
+        knobs: knobs::MONOIO,
         ..adapter(
             "monoio",
             "pingpong-monoio",
@@ -91,14 +104,18 @@ pub const ADAPTERS: &[Adapter] = &[
             "io_uring runtime per thread, owned-buffer IO, SO_REUSEPORT listener per thread",
         )
     },
-    adapter(
-        "monoio-epoll",
-        "pingpong-monoio",
-        "monoio",
-        "the monoio code on its legacy epoll driver, runtime and listener per thread",
-    ),
+    Adapter {
+        knobs: knobs::MONOIO,
+        ..adapter(
+            "monoio-epoll",
+            "pingpong-monoio",
+            "monoio",
+            "the monoio code on its legacy epoll driver, runtime and listener per thread",
+        )
+    },
     Adapter {
         io_uring: true,
+        knobs: knobs::COMPIO,
         ..adapter(
             "compio",
             "pingpong-compio",

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, ensure};
+use pingpong::knobs::Settings;
 
 use crate::adapters::Adapter;
 use crate::cargo;
@@ -39,7 +40,16 @@ pub fn locate(
         })
         .collect();
     let ours = implementations.iter().filter_map(|i| match i {
-        Implementation::Ours { adapter, pinned } => Some((i.name(), *adapter, pinned.as_deref())),
+        Implementation::Ours {
+            adapter,
+            pinned,
+            knobs,
+        } => Some(Ours {
+            name: i.name(),
+            adapter,
+            pinned: pinned.as_deref(),
+            knobs,
+        }),
         Implementation::External(_) => None,
     });
     let dir = match (bin_dir, source_tree()) {
@@ -54,8 +64,19 @@ pub fn locate(
             .context("the compare executable has no folder")?
             .to_path_buf(),
     };
-    for (name, adapter, pinned) in ours {
-        let path = dir.join(format!("pingpong-{name}"));
+    for Ours {
+        name,
+        adapter,
+        pinned,
+        knobs,
+    } in ours
+    {
+        // A configuration runs its implementation's binary, told its knobs.
+        let file = match pinned {
+            Some(version) => format!("{}@{version}", adapter.binary()),
+            None => adapter.binary(),
+        };
+        let path = dir.join(file);
         ensure!(
             path.is_file(),
             "{} not found in {}",
@@ -69,46 +90,66 @@ pub fn locate(
                 path,
                 version,
                 adapter,
+                knobs: knobs.clone(),
             },
         );
     }
     Ok(programs)
 }
 
+/// One of ours, as a run names it.
+struct Ours<'a> {
+    name: String,
+    adapter: &'static Adapter,
+    pinned: Option<&'a str>,
+    knobs: &'a Settings,
+}
+
 /// Builds ours in the workspace at `root`: the locked versions in one cargo
-/// build, each exact version in its own.
-fn build(
-    ours: Vec<(String, &'static Adapter, Option<&str>)>,
-    swept: &[String],
-    root: &Path,
-    profile: &str,
-) -> Result<Programs> {
-    let locked: Vec<&Adapter> = ours
-        .iter()
-        .filter(|(_, _, pinned)| pinned.is_none())
-        .map(|(_, adapter, _)| *adapter)
-        .collect();
+/// build for each set of compiler flags their knobs need (none: the
+/// workspace's own target folder; `--cfg tokio_unstable`: one of its own,
+/// `target/cfg-tokio_unstable`), each exact version in its own.
+fn build(ours: Vec<Ours>, swept: &[String], root: &Path, profile: &str) -> Result<Programs> {
     let mut programs = Programs::new();
-    if !locked.is_empty() {
+    let locked: Vec<&Ours> = ours.iter().filter(|o| o.pinned.is_none()).collect();
+    let mut flag_sets: Vec<Vec<&str>> = locked.iter().map(|o| o.knobs.cfgs()).collect();
+    flag_sets.sort();
+    flag_sets.dedup();
+    for cfgs in flag_sets {
+        let mut adapters: Vec<&Adapter> = locked
+            .iter()
+            .filter(|o| o.knobs.cfgs() == cfgs)
+            .map(|o| o.adapter)
+            .collect();
+        adapters.dedup();
+        let target = (!cfgs.is_empty()).then(|| root.join("target").join(cargo::cfg_folder(&cfgs)));
         eprintln!(
-            "building the runtime binaries (profile {profile}) in {}",
+            "building the runtime binaries (profile {profile}{}) in {}",
+            cfgs.iter()
+                .map(|c| format!(", --cfg {c}"))
+                .collect::<String>(),
             root.display()
         );
-        let built = cargo::build(root, None, profile, &locked)?;
-        for adapter in locked {
-            let path = built[&adapter.binary()].clone();
-            let version = adapter.version().into();
+        let built = cargo::build(root, target.as_deref(), profile, &adapters, &cfgs)?;
+        for o in locked.iter().filter(|o| o.knobs.cfgs() == cfgs) {
             let binary = Program::Binary {
-                path,
-                version,
-                adapter,
+                path: built[&o.adapter.binary()].clone(),
+                version: o.adapter.version().into(),
+                adapter: o.adapter,
+                knobs: o.knobs.clone(),
             };
-            programs.insert(adapter.name.into(), binary);
+            programs.insert(o.name.clone(), binary);
         }
     }
-    for (name, adapter, pinned) in ours {
+    for Ours {
+        name,
+        adapter,
+        pinned,
+        knobs,
+    } in ours
+    {
         if let Some(version) = pinned {
-            let program = match versions::build(root, adapter, version, profile) {
+            let program = match versions::build(root, adapter, version, profile, knobs) {
                 Ok(program) => program,
                 // A release of a range: its column says why, the sweep goes on.
                 Err(e) if swept.contains(&name) => {

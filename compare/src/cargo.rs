@@ -22,13 +22,14 @@ pub enum BuildError {
 }
 
 /// `cargo build --profile PROFILE` of exactly the binaries of `adapters` in
-/// the workspace at `root` (into `target`, when given); cargo says where it
-/// put them, by binary name.
+/// the workspace at `root` (into `target`, when given), with `--cfg` of each
+/// of `cfgs` added to RUSTFLAGS; cargo says where it put them, by binary name.
 pub fn build(
     root: &Path,
     target: Option<&Path>,
     profile: &str,
     adapters: &[&Adapter],
+    cfgs: &[&str],
 ) -> Result<HashMap<String, PathBuf>, BuildError> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
@@ -38,6 +39,13 @@ pub fn build(
         .stderr(Stdio::piped());
     if let Some(target) = target {
         cmd.env("CARGO_TARGET_DIR", target);
+    }
+    if !cfgs.is_empty() {
+        let mut flags = std::env::var("RUSTFLAGS").unwrap_or_default();
+        for cfg in cfgs {
+            flags.push_str(&format!(" --cfg {cfg}"));
+        }
+        cmd.env("RUSTFLAGS", flags.trim());
     }
     for a in adapters {
         cmd.args(["-p", a.package, "--bin", &a.binary()]);
@@ -86,6 +94,12 @@ pub fn build(
     Ok(found)
 }
 
+/// The target folder of a build with compiler flags `cfgs`, beside the
+/// workspace's own: one per set, so that no build undoes another's.
+pub fn cfg_folder(cfgs: &[&str]) -> String {
+    format!("cfg-{}", cfgs.join("-"))
+}
+
 /// Cargo's own error lines (not its progress), or all it said.
 fn cargo_errors(stderr: &str) -> String {
     let start = stderr.find("error").unwrap_or(0);
@@ -117,7 +131,7 @@ mod tests {
     fn code_that_does_not_compile_is_reported_with_the_compilers_error() {
         let dir = workspace("fn main() { let x: u8 = \"no\"; }\n");
         let target = dir.path().join("target");
-        let e = build(dir.path(), Some(&target), "dev", &[mio()]).unwrap_err();
+        let e = build(dir.path(), Some(&target), "dev", &[mio()], &[]).unwrap_err();
         let BuildError::Compile(message) = &e else {
             panic!("{e}");
         };
@@ -128,7 +142,7 @@ mod tests {
     fn a_build_says_where_the_binary_is() {
         let dir = workspace("fn main() {}\n");
         let target = dir.path().join("target");
-        let built = build(dir.path(), Some(&target), "dev", &[mio()]).unwrap();
+        let built = build(dir.path(), Some(&target), "dev", &[mio()], &[]).unwrap();
         assert!(built["pingpong-mio"].is_file());
         assert!(built["pingpong-mio"].starts_with(target.join("debug")));
     }

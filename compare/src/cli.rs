@@ -126,8 +126,10 @@ pub struct ReportArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Implementations to compare (comma-separated); default: all.
-    #[arg(long, value_delimiter = ',')]
+    /// Implementations to compare (comma-separated); default: all. A
+    /// configuration sets its runtime's knobs: 'tokio{event_interval=1}'
+    /// (quote it: the shell expands braces).
+    #[arg(long)]
     pub runtimes: Vec<String>,
     /// With a range of releases in --runtimes (NAME@A..B): keep the
     /// pre-releases in it too.

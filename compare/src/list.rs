@@ -1,5 +1,6 @@
 //! `compare list`: our implementations, what they are built on, their IO
-//! models, and what to know before picking one.
+//! models, what to know before picking one, and the knobs a configuration
+//! of each may turn.
 
 use crate::adapters::ADAPTERS;
 use crate::report::terminal;
@@ -20,5 +21,21 @@ pub fn list() -> String {
             note.to_string(),
         ]);
     }
-    format!("{table}\n")
+    let mut knobs = terminal::new_table();
+    knobs.set_header(["implementation", "knob", "values", "sets"]);
+    for a in ADAPTERS {
+        for k in a.knobs {
+            knobs.add_row([
+                a.name.to_string(),
+                k.name.to_string(),
+                k.values.to_string(),
+                k.sets.to_string(),
+            ]);
+        }
+    }
+    format!(
+        "{table}\n\nKnobs: name a configuration as IMPLEMENTATION{{KNOB=VALUE,...}} wherever an \
+         implementation's name goes, e.g. --runtimes 'tokio,tokio{{event_interval=1}}' (quoted: \
+         the shell expands braces).\n{knobs}\n"
+    )
 }

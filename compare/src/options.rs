@@ -12,7 +12,7 @@ use crate::adapters::ADAPTERS;
 use crate::check::verdicts::Metric;
 use crate::cli::{BisectArgs, CheckArgs, Precision, ReportArgs, RunArgs};
 use crate::external::External;
-use crate::implementation::Implementation;
+use crate::implementation::{Implementation, split_list};
 use crate::results::{Config, ReleaseRange, Skipped, TlsSettings};
 use crate::{bisect, check, defaults, matrix, releases, remote, report, run};
 
@@ -51,7 +51,8 @@ fn config(args: &RunArgs) -> Result<Config> {
         }
     }
     let mut releases = Vec::new();
-    let servers: Vec<Implementation> = if args.runtimes.is_empty() {
+    let runtimes: Vec<String> = args.runtimes.iter().flat_map(|r| split_list(r)).collect();
+    let servers: Vec<Implementation> = if runtimes.is_empty() {
         ADAPTERS
             .iter()
             .map(Implementation::from)
@@ -59,7 +60,7 @@ fn config(args: &RunArgs) -> Result<Config> {
             .collect()
     } else {
         let mut servers = Vec::new();
-        for spec in &args.runtimes {
+        for spec in &runtimes {
             match release_range(spec, args.pre_releases)? {
                 Some(range) => {
                     for version in &range.versions {
@@ -76,7 +77,7 @@ fn config(args: &RunArgs) -> Result<Config> {
         }
         servers
     };
-    if args.server.is_some() && args.runtimes.len() != 1 {
+    if args.server.is_some() && runtimes.len() != 1 {
         bail!(
             "--server runs one implementation's server, started by hand: name it alone in --runtimes"
         );

@@ -275,10 +275,21 @@ fn shape(job: &Job) -> Vec<String> {
     .collect()
 }
 
+/// `--knobs` with a configuration's settings, if `program` has any.
+fn knobs(program: &Program) -> Vec<String> {
+    match program {
+        Program::Binary { knobs, .. } if !knobs.is_empty() => {
+            vec!["--knobs".into(), knobs.to_arg()]
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// The arguments of our server bound to `bind`.
 fn server_args(job: &Job, bind: SocketAddr) -> Vec<String> {
     let mut args = vec!["server".into(), "--bind".into(), bind.to_string()];
     args.extend(shape(job));
+    args.extend(knobs(job.server));
     args.extend(["--work".into(), job.work.to_string()]);
     match job.workload.tls {
         None => {}
@@ -479,6 +490,7 @@ fn client_config(job: &Job, connect: SocketAddr) -> ClientConfig {
         churn: job.workload.churn,
         rate: job.workload.rate,
         tls: None,
+        knobs: Default::default(),
     }
 }
 
@@ -525,6 +537,7 @@ fn our_client(
     let mut args: Vec<String> = ["client", "--linger", "--connect"].map(String::from).into();
     args.push(server.addr.to_string());
     args.extend(shape(job));
+    args.extend(knobs(job.client));
     args.extend(["--connections".into(), job.load.connections.to_string()]);
     match mode {
         Mode::Timed => args.extend([

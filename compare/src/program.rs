@@ -4,17 +4,20 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use pingpong::knobs::Settings;
+
 use crate::adapters::Adapter;
 use crate::external::External;
 
 #[derive(Debug, Clone)]
 pub enum Program {
     /// One of our `pingpong-<name>` binaries, the version of the crate it
-    /// was built on, and its adapter.
+    /// was built on, its adapter, and the knobs it is told.
     Binary {
         path: PathBuf,
         version: String,
         adapter: &'static Adapter,
+        knobs: Settings,
     },
     /// An external program, run through its file's command lines.
     External(Arc<External>),

@@ -321,6 +321,10 @@ pub struct Cell {
     /// Inside TLS, and how; absent: plain TCP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<Tls>,
+    /// The runtime's builder settings of a configuration
+    /// (`tokio{event_interval=1}`), by knob; absent: the adapter's own.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub knobs: BTreeMap<String, String>,
     /// Units of server CPU work per block echoed.
     #[serde(default)]
     pub work: u64,
@@ -1040,6 +1044,7 @@ impl Results {
                 rate: workload.rate,
                 churn: workload.churn,
                 tls: workload.tls,
+                knobs: server.0.knobs(),
                 work: self.config.work,
                 placement: placement.clone(),
                 status: Status::Ok,

@@ -11,8 +11,10 @@ use anyhow::{Context, Result, anyhow, bail};
 use cargo_lock::Lockfile;
 use toml_edit::{DocumentMut, Item, value};
 
+use pingpong::knobs::Settings;
+
 use crate::adapters::Adapter;
-use crate::cargo::{self, BuildError};
+use crate::cargo::{self, BuildError, cfg_folder};
 use crate::program::Program;
 
 /// Builds `adapter` against `version` of its crate with cargo profile
@@ -22,8 +24,10 @@ pub fn build(
     adapter: &'static Adapter,
     version: &str,
     profile: &str,
+    knobs: &Settings,
 ) -> Result<Program> {
     let name = format!("{}@{version}", adapter.name);
+    let cfgs = knobs.cfgs();
     let sources = root
         .join("runtimes")
         .join(adapter.package.trim_start_matches("pingpong-"));
@@ -39,8 +43,12 @@ pub fn build(
     );
     prepare(root, &sources, &dir, adapter.krate, version)
         .with_context(|| format!("preparing the build of {name}"))?;
-    let built = cargo::build(&dir, Some(&dir.join("target")), profile, &[adapter]).map_err(
-        |e| match e {
+    let target = match cfgs.is_empty() {
+        true => dir.join("target"),
+        false => dir.join("target").join(cfg_folder(&cfgs)),
+    };
+    let built =
+        cargo::build(&dir, Some(&target), profile, &[adapter], &cfgs).map_err(|e| match e {
             BuildError::Compile(error) => anyhow!(
                 "the {} adapter does not compile against {} {version}:\n{error}",
                 adapter.name,
@@ -52,8 +60,7 @@ pub fn build(
                 adapter.name,
                 adapter.krate
             ),
-        },
-    )?;
+        })?;
     let resolved = locked_version(&dir.join("Cargo.lock"), adapter.package, adapter.krate)?;
     if resolved != version {
         bail!(
@@ -65,6 +72,7 @@ pub fn build(
         path: built[&adapter.binary()].clone(),
         version: resolved,
         adapter,
+        knobs: knobs.clone(),
     })
 }
 

@@ -31,6 +31,7 @@ fn session(c: &mut Criterion) {
             churn: None,
             rate: None,
             tls: None,
+            knobs: Default::default(),
         });
         client.open_window();
         let mut session = Session::new(&client);

@@ -10,6 +10,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::client::{Arrival, ClientConfig};
 use crate::driver::server::ServerConfig;
 use crate::driver::{client, server};
+use crate::knobs::Settings;
 use crate::protocol::MAX_IN_FLIGHT;
 use crate::runtime::Runtime;
 use crate::tls::{Connector, TlsError};
@@ -21,6 +22,10 @@ use crate::{deny, fault};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// The runtime's builder settings, NAME=VALUE,... (`compare list` shows
+    /// each runtime's).
+    #[arg(long, global = true, default_value = "")]
+    pub knobs: String,
 }
 
 #[derive(Debug, Subcommand)]
@@ -160,6 +165,7 @@ impl From<ServerArgs> for ServerConfig {
             work: a.work,
             until_killed: a.until_killed,
             tls: a.tls.then_some(a.tls_resumption),
+            knobs: Settings::default(),
         }
     }
 }
@@ -186,18 +192,23 @@ impl TryFrom<ClientArgs> for ClientConfig {
             churn: a.churn,
             rate: a.rate,
             tls: tls.map(Arc::new),
+            knobs: Settings::default(),
         })
     }
 }
 
 /// The whole `main` of a runtime binary.
 pub fn main<R: Runtime>() -> ExitCode {
-    let command = Cli::parse().command;
+    let Cli { command, knobs } = Cli::parse();
     let shape = match &command {
         Command::Server(args) => &args.shape,
         Command::Client(args) => &args.shape,
     };
     let paced = matches!(&command, Command::Client(args) if args.rate.is_some());
+    let knobs = Settings::parse(&knobs, R::KNOBS).map_err(|e| Failure {
+        message: format!("--knobs: {e}"),
+        unavailable: None,
+    });
     let setup = deny::apply_from_env()
         .map_err(|e| format!("cannot apply {}: {e}", deny::ENV))
         .and_then(|()| fault::init())
@@ -214,8 +225,13 @@ pub fn main<R: Runtime>() -> ExitCode {
             message,
             unavailable: None,
         });
-    let outcome = setup.and_then(|()| match command {
-        Command::Server(args) => server::run::<R>(args.into()).map_err(|e| Failure {
+    let outcome = knobs.and_then(|knobs| setup.map(|()| knobs));
+    let outcome = outcome.and_then(|knobs| match command {
+        Command::Server(args) => server::run::<R>(ServerConfig {
+            knobs,
+            ..args.into()
+        })
+        .map_err(|e| Failure {
             message: e.to_string(),
             unavailable: e.unavailable().map(Into::into),
         }),
@@ -225,6 +241,7 @@ pub fn main<R: Runtime>() -> ExitCode {
                 message: e.to_string(),
                 unavailable: None,
             })?;
+            let config = ClientConfig { knobs, ..config };
             let result = client::run::<R>(config).map_err(|e| Failure {
                 message: e.to_string(),
                 unavailable: e.unavailable().map(Into::into),

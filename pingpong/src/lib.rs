@@ -19,6 +19,7 @@ pub mod fault;
 #[cfg(feature = "futures-io")]
 pub mod futures_io;
 pub mod gate;
+pub mod knobs;
 pub mod latency;
 pub mod limits;
 pub mod protocol;

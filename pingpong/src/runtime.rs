@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::thread;
 
 use crate::client::Client;
+use crate::knobs::Knob;
 use crate::server::Server;
 
 /// How a runtime's server threads take connections.
@@ -28,6 +29,10 @@ pub enum ListenerModel {
 /// [`crate::server::before_echo`] themselves.
 pub trait Runtime {
     const LISTENERS: ListenerModel;
+
+    /// The builder settings a run may turn ([`crate::knobs`]); the binary
+    /// refuses any other.
+    const KNOBS: &'static [Knob] = &[];
 
     /// Serves the server's listeners until the process exits.
     fn serve(server: Server) -> io::Result<()>;

@@ -95,6 +95,7 @@ const HEADER: &[&str] = &[
     "tls",
     "tls_handshakes",
     "tls_with_ticket",
+    "knobs",
     "error",
 ];
 
@@ -224,6 +225,11 @@ fn record(cell: &Cell, run: Option<&Run>, cost: bool) -> Vec<String> {
         text(cell.tls.map(|t| format!("{t:?}").to_lowercase())),
         text(resumptions.map(|r| r.handshakes.to_string())),
         text(resumptions.map(|r| r.with_ticket.to_string())),
+        cell.knobs
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(","),
     ]);
     row.push(cell.error.clone().unwrap_or_default());
     row

@@ -62,10 +62,14 @@ const EXTERNAL: [RGBColor; 3] = [
     RGBColor(0x8c, 0x6d, 0x31),
 ];
 
-/// The implementation's colour; where a run has several versions of one
-/// implementation (tokio@1.47.0, tokio), each after the first is darker.
+/// The implementation's colour; where a run has several versions or
+/// configurations of one implementation (tokio@1.47.0, tokio{event_interval=1},
+/// tokio), each after the first is darker.
 fn color_of(view: &View, implementation: &str) -> RGBColor {
-    let base = |name: &str| name.split('@').next().unwrap_or_default().to_string();
+    let base = |name: &str| {
+        let end = name.find(['@', '{']).unwrap_or(name.len());
+        name[..end].to_string()
+    };
     let ours = |name: &str| ADAPTERS.iter().position(|a: &Adapter| a.name == base(name));
     let RGBColor(r, g, b) = match ours(implementation) {
         Some(i) => PALETTE[i],

@@ -576,7 +576,7 @@ mod tests {
             .servers
             .iter()
             .map(|i| {
-                let Implementation::Ours { adapter, .. } = i else {
+                let Implementation::Ours { adapter, knobs, .. } = i else {
                     panic!("the mock runs ours only");
                 };
                 let path = PathBuf::from(i.name());
@@ -586,6 +586,7 @@ mod tests {
                         path,
                         version: "1.0.0".into(),
                         adapter,
+                        knobs: knobs.clone(),
                     },
                 )
             })

@@ -9,6 +9,7 @@ mod external;
 mod faults;
 mod history;
 mod interop;
+mod knobs;
 mod open_loop;
 mod report;
 mod run;

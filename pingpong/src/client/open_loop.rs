@@ -272,6 +272,7 @@ mod tests {
             churn: None,
             rate: Some(rate),
             tls: None,
+            knobs: Default::default(),
         })
     }
 

@@ -245,6 +245,7 @@ mod tests {
             churn: None,
             rate: None,
             tls: None,
+            knobs: Default::default(),
         })
     }
 

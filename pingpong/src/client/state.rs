@@ -84,6 +84,8 @@ pub struct ClientConfig {
     pub rate: Option<u64>,
     /// With TLS: what every connection's handshake uses.
     pub tls: Option<Arc<crate::tls::Connector>>,
+    /// The runtime's builder settings.
+    pub knobs: crate::knobs::Settings,
 }
 
 /// The state every connection of one client process shares.
@@ -548,6 +550,7 @@ mod tests {
             churn: None,
             rate: None,
             tls: None,
+            knobs: Default::default(),
         })
     }
 

@@ -9,6 +9,7 @@ use std::thread;
 use std::time::Duration;
 
 use crate::fault::{self, Fault};
+use crate::knobs::Settings;
 use crate::runtime::{ListenerModel, Runtime};
 use crate::server::{Echo, Event, Ready, Server, backlog_in_force, bind};
 use crate::tls::{Acceptor, TlsError};
@@ -33,6 +34,8 @@ pub struct ServerConfig {
     pub until_killed: bool,
     /// Serve inside TLS, with session resumption (`Some(true)`) or without.
     pub tls: Option<bool>,
+    /// The runtime's builder settings.
+    pub knobs: Settings,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -92,6 +95,7 @@ pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
             buffer: config.block * config.window,
         },
         tls: tls.as_ref().map(|t| t.config.clone()),
+        knobs: config.knobs,
         ready: Ready(events.clone()),
     };
     let ended = events.clone();

@@ -30,6 +30,8 @@ pub struct Server {
     pub echo: Echo,
     /// With TLS: what every accepted connection's handshake uses.
     pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// The runtime's builder settings.
+    pub knobs: crate::knobs::Settings,
     pub ready: Ready,
 }
 

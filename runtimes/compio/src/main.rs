@@ -13,6 +13,7 @@ use compio::net::{TcpListener, TcpStream};
 use compio::runtime::{Runtime, RuntimeBuilder, spawn};
 use compio::tls::{TlsAcceptor, TlsConnector, TlsStream};
 use pingpong::client::{all_connections, connection};
+use pingpong::knobs::{self, Settings};
 use pingpong::server::{accept_loop, echo, handshake_then_echo};
 use pingpong::tls::{Connector, SERVER_NAME, handshake_failed};
 use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads};
@@ -23,9 +24,10 @@ struct PerThread;
 /// 10,000 connections without waiting for the ring (compio's default is 1,024).
 const RING_ENTRIES: u32 = 16_384;
 
-fn runtime() -> io::Result<Runtime> {
+fn runtime(knobs: &Settings) -> io::Result<Runtime> {
+    let entries = knobs.get("capacity").map_or(RING_ENTRIES, |n| n as u32);
     RuntimeBuilder::new()
-        .with_proactor(ProactorBuilder::new().capacity(RING_ENTRIES).to_owned())
+        .with_proactor(ProactorBuilder::new().capacity(entries).to_owned())
         .build()
         .map_err(Unavailable::io_uring)
 }
@@ -101,11 +103,12 @@ impl<S: AsyncRead + AsyncWrite> pingpong::Stream for Io<S> {
 
 impl pingpong::Runtime for PerThread {
     const LISTENERS: ListenerModel = ListenerModel::PerThread;
+    const KNOBS: &'static [knobs::Knob] = knobs::COMPIO;
 
     fn serve(server: Server) -> io::Result<()> {
         let (shape, ready) = (server.echo, &server.ready);
         on_threads("server", server.listeners, |listener| {
-            runtime()?.block_on(async {
+            runtime(&server.knobs)?.block_on(async {
                 let listener = TcpListener::from_std(listener)?;
                 accept_loop(
                     ready,
@@ -127,7 +130,7 @@ impl pingpong::Runtime for PerThread {
 
     fn client(client: &Arc<Client>) -> io::Result<()> {
         on_threads("client", (0..client.config.threads).collect(), |thread| {
-            runtime()?.block_on(async {
+            runtime(&client.config.knobs)?.block_on(async {
                 all_connections(client.connections_of(thread), || match &client.config.tls {
                     None => spawn(connection(client.clone(), Tcp::connect)),
                     Some(tls) => {

@@ -5,11 +5,13 @@ use std::io;
 use std::net::SocketAddr;
 use std::os::fd::{FromRawFd, IntoRawFd};
 use std::sync::Arc;
+use std::time::Duration;
 
 use glommio::net::{TcpListener, TcpStream};
 use glommio::{LocalExecutor, LocalExecutorBuilder, Placement, spawn_local};
 use pingpong::client::{all_connections, connection};
 use pingpong::futures_io::{Compat, Tls, connect_tls};
+use pingpong::knobs::{self, Settings};
 use pingpong::server::{accept_loop, echo, handshake_then_echo};
 use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads};
 
@@ -18,11 +20,16 @@ struct ThreadPerCore;
 /// An executor on this thread. Unbound: the CPUs are the orchestrator's
 /// choice (it pins the whole process), not glommio's. Glommio panics where
 /// io_uring is missing, so its availability is probed first.
-fn executor() -> io::Result<LocalExecutor> {
+fn executor(knobs: &Settings) -> io::Result<LocalExecutor> {
     Unavailable::probe_io_uring()?;
-    LocalExecutorBuilder::new(Placement::Unbound)
-        .make()
-        .map_err(|e| Unavailable::io_uring(e.into()))
+    let mut builder = LocalExecutorBuilder::new(Placement::Unbound);
+    if let Some(us) = knobs.get("spin_before_park_us") {
+        builder = builder.spin_before_park(Duration::from_micros(us));
+    }
+    if let Some(depth) = knobs.get("ring_depth") {
+        builder = builder.ring_depth(depth as usize);
+    }
+    builder.make().map_err(|e| Unavailable::io_uring(e.into()))
 }
 
 fn nodelay(stream: TcpStream) -> io::Result<Compat<TcpStream>> {
@@ -36,11 +43,12 @@ async fn connect(addr: SocketAddr) -> io::Result<Compat<TcpStream>> {
 
 impl pingpong::Runtime for ThreadPerCore {
     const LISTENERS: ListenerModel = ListenerModel::PerThread;
+    const KNOBS: &'static [knobs::Knob] = knobs::GLOMMIO;
 
     fn serve(server: Server) -> io::Result<()> {
         let (shape, ready) = (server.echo, &server.ready);
         on_threads("server", server.listeners, |listener| {
-            executor()?.run(async {
+            executor(&server.knobs)?.run(async {
                 // SAFETY: the descriptor comes from a bound, listening socket given up here.
                 let listener = unsafe { TcpListener::from_raw_fd(listener.into_raw_fd()) };
                 accept_loop(
@@ -64,7 +72,7 @@ impl pingpong::Runtime for ThreadPerCore {
 
     fn client(client: &Arc<Client>) -> io::Result<()> {
         on_threads("client", (0..client.config.threads).collect(), |thread| {
-            executor()?.run(async {
+            executor(&client.config.knobs)?.run(async {
                 all_connections(client.connections_of(thread), || match &client.config.tls {
                     None => spawn_local(connection(client.clone(), connect)),
                     Some(tls) => {

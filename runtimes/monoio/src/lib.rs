@@ -13,6 +13,7 @@ use monoio::net::{TcpListener, TcpStream};
 use monoio::{Buildable, IoUringDriver, LegacyDriver, RuntimeBuilder};
 use monoio_rustls::{ClientTlsStream, ServerTlsStream, TlsAcceptor, TlsConnector};
 use pingpong::client::{all_connections, connection};
+use pingpong::knobs::{self, Settings};
 use pingpong::server::{accept_loop, echo, handshake_then_echo};
 use pingpong::tls::{Connector, handshake_failed};
 use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads};
@@ -41,8 +42,9 @@ impl Driver for LegacyDriver {
 /// One monoio runtime per thread on driver `D`.
 pub struct PerThread<D>(PhantomData<D>);
 
-fn runtime<D: Driver>() -> io::Result<monoio::Runtime<D>> {
-    D::build(RuntimeBuilder::<D>::new().with_entries(RING_ENTRIES)).map_err(D::build_error)
+fn runtime<D: Driver>(knobs: &Settings) -> io::Result<monoio::Runtime<D>> {
+    let entries = knobs.get("entries").map_or(RING_ENTRIES, |n| n as u32);
+    D::build(RuntimeBuilder::<D>::new().with_entries(entries)).map_err(D::build_error)
 }
 
 /// A monoio stream: a TCP socket, or TLS over one (monoio-rustls), which
@@ -114,11 +116,12 @@ impl<S: AsyncReadRent + AsyncWriteRent> pingpong::Stream for Io<S> {
 
 impl<D: Driver> pingpong::Runtime for PerThread<D> {
     const LISTENERS: ListenerModel = ListenerModel::PerThread;
+    const KNOBS: &'static [knobs::Knob] = knobs::MONOIO;
 
     fn serve(server: Server) -> io::Result<()> {
         let (shape, ready) = (server.echo, &server.ready);
         on_threads("server", server.listeners, |listener| {
-            runtime::<D>()?.block_on(async {
+            runtime::<D>(&server.knobs)?.block_on(async {
                 let listener = TcpListener::from_std(listener)?;
                 accept_loop(
                     ready,
@@ -138,7 +141,7 @@ impl<D: Driver> pingpong::Runtime for PerThread<D> {
 
     fn client(client: &Arc<Client>) -> io::Result<()> {
         on_threads("client", (0..client.config.threads).collect(), |thread| {
-            runtime::<D>()?.block_on(async {
+            runtime::<D>(&client.config.knobs)?.block_on(async {
                 all_connections(client.connections_of(thread), || match &client.config.tls {
                     None => monoio::spawn(connection(client.clone(), Tcp::connect)),
                     Some(tls) => {

@@ -5,10 +5,47 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use pingpong::knobs::Settings;
 use pingpong::tls::{Connector, handshake_failed};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::runtime::{Builder, Runtime};
 use tokio_rustls::{TlsAcceptor, TlsConnector, TlsStream};
+
+/// Builds `builder` with IO and the knobs set (`pingpong::knobs::TOKIO`
+/// and `TOKIO_LOCAL` name them).
+pub fn runtime(builder: &mut Builder, knobs: &Settings) -> io::Result<Runtime> {
+    builder.enable_io();
+    if let Some(n) = knobs.get("event_interval") {
+        builder.event_interval(n as u32);
+    }
+    if let Some(n) = knobs.get("global_queue_interval") {
+        builder.global_queue_interval(n as u32);
+    }
+    if let Some(n) = knobs.get("max_io_events_per_tick") {
+        builder.max_io_events_per_tick(n as usize);
+    }
+    if let Some(n) = knobs.get("max_io_events_per_busy_tick") {
+        builder.max_io_events_per_busy_tick(n as usize);
+    }
+    if knobs.get("disable_lifo_slot") == Some(1) {
+        disable_lifo_slot(builder)?;
+    }
+    builder.build()
+}
+
+#[cfg(tokio_unstable)]
+fn disable_lifo_slot(builder: &mut Builder) -> io::Result<()> {
+    builder.disable_lifo_slot();
+    Ok(())
+}
+
+#[cfg(not(tokio_unstable))]
+fn disable_lifo_slot(_: &mut Builder) -> io::Result<()> {
+    Err(io::Error::other(
+        "disable_lifo_slot is unstable in tokio: this binary was built without --cfg tokio_unstable",
+    ))
+}
 
 /// A tokio stream: a TCP socket, or TLS over one (which says goodbye
 /// before it is dropped: close_notify).

@@ -5,6 +5,7 @@ use std::io;
 use std::sync::Arc;
 
 use pingpong::client::{all_connections, connection};
+use pingpong::knobs::{self, Settings};
 use pingpong::server::{accept_loop, echo, handshake_then_echo};
 use pingpong::{Client, ListenerModel, Server, on_threads};
 use pingpong_tokio::{Tcp, Tls};
@@ -15,17 +16,18 @@ struct PerThread;
 
 /// A current-thread runtime runs what it spawns on its own thread, so plain
 /// `tokio::spawn` keeps every task there (no LocalSet needed: tokio's streams are Send).
-fn runtime() -> io::Result<Runtime> {
-    Builder::new_current_thread().enable_io().build()
+fn runtime(knobs: &Settings) -> io::Result<Runtime> {
+    pingpong_tokio::runtime(&mut Builder::new_current_thread(), knobs)
 }
 
 impl pingpong::Runtime for PerThread {
     const LISTENERS: ListenerModel = ListenerModel::PerThread;
+    const KNOBS: &'static [knobs::Knob] = knobs::TOKIO_LOCAL;
 
     fn serve(server: Server) -> io::Result<()> {
         let (shape, ready) = (server.echo, &server.ready);
         on_threads("server", server.listeners, |listener| {
-            runtime()?.block_on(async {
+            runtime(&server.knobs)?.block_on(async {
                 let listener = TcpListener::from_std(listener)?;
                 accept_loop(
                     ready,
@@ -45,7 +47,7 @@ impl pingpong::Runtime for PerThread {
 
     fn client(client: &Arc<Client>) -> io::Result<()> {
         on_threads("client", (0..client.config.threads).collect(), |thread| {
-            runtime()?.block_on(async {
+            runtime(&client.config.knobs)?.block_on(async {
                 all_connections(client.connections_of(thread), || match &client.config.tls {
                     None => tokio::spawn(connection(client.clone(), Tcp::connect)),
                     Some(tls) => {

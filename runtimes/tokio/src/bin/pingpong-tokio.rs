@@ -5,6 +5,7 @@ use std::io;
 use std::sync::Arc;
 
 use pingpong::client::{all_connections, connection};
+use pingpong::knobs::{self, Settings};
 use pingpong::server::{accept_loop, echo, handshake_then_echo};
 use pingpong::{Client, ListenerModel, Server};
 use pingpong_tokio::{Tcp, Tls};
@@ -13,18 +14,16 @@ use tokio::runtime::{Builder, Runtime};
 
 struct WorkStealing;
 
-fn runtime(threads: usize) -> io::Result<Runtime> {
-    Builder::new_multi_thread()
-        .worker_threads(threads)
-        .enable_io()
-        .build()
+fn runtime(threads: usize, knobs: &Settings) -> io::Result<Runtime> {
+    pingpong_tokio::runtime(Builder::new_multi_thread().worker_threads(threads), knobs)
 }
 
 impl pingpong::Runtime for WorkStealing {
     const LISTENERS: ListenerModel = ListenerModel::Shared;
+    const KNOBS: &'static [knobs::Knob] = knobs::TOKIO;
 
     fn serve(mut server: Server) -> io::Result<()> {
-        let rt = runtime(server.threads)?;
+        let rt = runtime(server.threads, &server.knobs)?;
         let listener = server.listeners.pop().expect("one shared listener");
         rt.block_on(async {
             let listener = TcpListener::from_std(listener)?;
@@ -44,7 +43,7 @@ impl pingpong::Runtime for WorkStealing {
     }
 
     fn client(client: &Arc<Client>) -> io::Result<()> {
-        runtime(client.config.threads)?.block_on(async {
+        runtime(client.config.threads, &client.config.knobs)?.block_on(async {
             all_connections(client.config.connections, || match &client.config.tls {
                 None => tokio::spawn(connection(client.clone(), Tcp::connect)),
                 Some(tls) => {
