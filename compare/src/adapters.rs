@@ -20,8 +20,6 @@ pub struct Adapter {
     pub threads_matter: bool,
     /// Whether it needs io_uring (and is unavailable where io_uring is).
     pub io_uring: bool,
-    /// What a user should know before picking it.
-    pub note: &'static str,
     /// The builder settings a configuration may turn (`tokio{event_interval=1}`).
     pub knobs: &'static [Knob],
 }
@@ -39,7 +37,6 @@ const fn adapter(
         model,
         threads_matter: true,
         io_uring: false,
-        note: "",
         knobs: &[],
     }
 }
@@ -69,15 +66,12 @@ pub const ADAPTERS: &[Adapter] = &[
         "mio",
         "baseline: raw mio event loop per thread, no async runtime, SO_REUSEPORT listener per thread",
     ),
-    Adapter {
-        note: "discontinued upstream in favour of smol",
-        ..adapter(
-            "async-std",
-            "pingpong-async-std",
-            "async-std",
-            "global executor on N threads, one shared async-io reactor and listener",
-        )
-    },
+    adapter(
+        "async-std",
+        "pingpong-async-std",
+        "async-std",
+        "global executor on N threads, one shared async-io reactor and listener",
+    ),
     adapter(
         "smol",
         "pingpong-smol",
@@ -130,6 +124,25 @@ pub const ADAPTERS: &[Adapter] = &[
             "pingpong-std-threads",
             "std",
             "baseline: blocking std::net, one OS thread per connection on both sides, no event loop",
+        )
+    },
+    Adapter {
+        knobs: knobs::MAY,
+        ..adapter(
+            "may",
+            "pingpong-may",
+            "may",
+            "stackful coroutines on N work-stealing worker threads, blocking-style IO, one shared listener",
+        )
+    },
+    Adapter {
+        io_uring: true,
+        knobs: knobs::KIMOJIO,
+        ..adapter(
+            "kimojio",
+            "pingpong-kimojio",
+            "kimojio",
+            "single-threaded io_uring runtime per thread (borrowed buffers), SO_REUSEPORT listener per thread",
         )
     },
 ];

@@ -117,6 +117,18 @@ pub const COMPIO: &[Knob] = &[knob(
     Values::Range(8, 32_768),
 )];
 
+pub const MAY: &[Knob] = &[knob(
+    "stack_words",
+    "Config::set_stack_size: each coroutine's stack, in 8-byte words (default here 16384 = 128 KiB; may's 4096)",
+    Values::Range(1024, 1 << 20),
+)];
+
+pub const KIMOJIO: &[Knob] = &[knob(
+    "busy_poll_us",
+    "Configuration::set_busy_poll(BusyPoll::Until): microseconds the loop polls the ring without sleeping after its last completion (default: never)",
+    Values::Range(1, 1_000_000),
+)];
+
 /// Knobs set, in the order their runtime declares them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Settings(Vec<(&'static Knob, u64)>);

@@ -11,6 +11,7 @@
 //! [`driver`] (the two processes, generic over a runtime), [`cli`].
 
 pub mod affinity;
+pub mod blocking;
 pub mod cli;
 pub mod client;
 pub mod deny;
@@ -27,6 +28,7 @@ pub mod runtime;
 pub mod server;
 pub mod stream;
 pub mod tls;
+pub mod tls_stream;
 pub mod unavailable;
 pub mod wire;
 pub mod work;

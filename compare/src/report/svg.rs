@@ -34,8 +34,8 @@ const SIZE: (u32, u32) = (960, 440);
 /// Width of the plot; the legend takes the rest.
 const PLOT_WIDTH: u32 = 790;
 
-/// Tableau 10, one colour per adapter in `compare list` order.
-const PALETTE: [RGBColor; 10] = [
+/// Tableau 10 and two darker colours, one per adapter in `compare list` order.
+const PALETTE: [RGBColor; 12] = [
     RGBColor(0x4e, 0x79, 0xa7),
     RGBColor(0xf2, 0x8e, 0x2b),
     RGBColor(0xe1, 0x57, 0x59),
@@ -46,6 +46,8 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(0xff, 0x9d, 0xa7),
     RGBColor(0x9c, 0x75, 0x5f),
     RGBColor(0x79, 0x70, 0x6e),
+    RGBColor(0x6a, 0x3d, 0x9a),
+    RGBColor(0x2c, 0x5f, 0x2d),
 ];
 
 // A new adapter needs a colour of its own: add one to the palette.

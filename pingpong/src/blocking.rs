@@ -1,0 +1,200 @@
+//! Blocking sockets behind the pingpong trait, for implementations whose
+//! every IO call blocks its caller: an OS thread (std-threads), or a
+//! stackful coroutine that its runtime switches away from while it waits
+//! (may). The shared loops are async only in name on such a socket; the
+//! one real wait is the client's start gate, on which [`block_on`] parks
+//! the caller until it is woken.
+
+use std::future::Future;
+use std::io::{self, Read, Write};
+use std::ops::{Deref, DerefMut};
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+
+use rustls::{
+    ClientConnection, ConnectionCommon, ServerConfig, ServerConnection, SideData, StreamOwned,
+};
+
+use crate::tls::{Connector, handshake_failed};
+
+/// A connected socket whose reads and writes block.
+pub trait Socket: Read + Write + Send + 'static {
+    /// Half-closes: the peer reads end of stream.
+    fn shutdown_write(&self) -> io::Result<()>;
+}
+
+impl Socket for std::net::TcpStream {
+    fn shutdown_write(&self) -> io::Result<()> {
+        self.shutdown(std::net::Shutdown::Write)
+    }
+}
+
+/// A blocking socket, or TLS over one (rustls's blocking stream).
+pub struct Blocking<S: Socket> {
+    socket: Inner<S>,
+    /// Run once, before the first read (std-threads lowers its thread's priority).
+    before_first_read: Option<fn()>,
+}
+
+enum Inner<S> {
+    Plain(S),
+    Tls(Box<dyn Tls<S> + Send>),
+}
+
+/// rustls's blocking stream, either side.
+trait Tls<S>: Read + Write {
+    /// Sends close_notify and every record still held.
+    fn close_notify(&mut self) -> io::Result<()>;
+    fn socket(&self) -> &S;
+}
+
+impl<C, D, S> Tls<S> for StreamOwned<C, S>
+where
+    C: DerefMut + Deref<Target = ConnectionCommon<D>>,
+    D: SideData,
+    S: Socket,
+{
+    fn close_notify(&mut self) -> io::Result<()> {
+        self.conn.send_close_notify();
+        self.flush()
+    }
+
+    fn socket(&self) -> &S {
+        &self.sock
+    }
+}
+
+impl<S: Socket> Blocking<S> {
+    pub fn new(socket: S) -> Self {
+        Self {
+            socket: Inner::Plain(socket),
+            before_first_read: None,
+        }
+    }
+
+    /// Runs `f` once, before the first read.
+    pub fn before_first_read(self, f: fn()) -> Self {
+        Self {
+            before_first_read: Some(f),
+            ..self
+        }
+    }
+
+    /// Completes a TLS handshake on the (plain) socket, blocking until done.
+    fn handshake<C, D>(self, mut conn: C) -> io::Result<Self>
+    where
+        C: DerefMut + Deref<Target = ConnectionCommon<D>> + Send + 'static,
+        D: SideData + 'static,
+    {
+        let Inner::Plain(mut socket) = self.socket else {
+            unreachable!("a handshake starts on a plain socket")
+        };
+        while conn.is_handshaking() {
+            conn.complete_io(&mut socket)?;
+        }
+        Ok(Self {
+            socket: Inner::Tls(Box::new(StreamOwned::new(conn, socket))),
+            before_first_read: self.before_first_read,
+        })
+    }
+
+    /// The client's side of a TLS handshake.
+    pub fn connect_tls(self, tls: &Connector) -> io::Result<Self> {
+        let conn = ClientConnection::new(tls.config.clone(), Connector::server_name())
+            .map_err(io::Error::other)?;
+        self.handshake(conn).map_err(handshake_failed)
+    }
+
+    /// The server's side of a TLS handshake.
+    pub fn accept_tls(self, tls: &Arc<ServerConfig>) -> io::Result<Self> {
+        let conn = ServerConnection::new(tls.clone()).map_err(io::Error::other)?;
+        self.handshake(conn)
+    }
+}
+
+impl<S: Socket> crate::Stream for Blocking<S> {
+    async fn read(&mut self, mut buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
+        // A blocking read fills initialized memory: zero the buffer once, keep it full length.
+        if buf.len() < buf.capacity() {
+            buf.resize(buf.capacity(), 0);
+        }
+        if let Some(f) = self.before_first_read.take() {
+            f();
+        }
+        let read = match &mut self.socket {
+            Inner::Plain(socket) => socket.read(&mut buf),
+            Inner::Tls(tls) => tls.read(&mut buf),
+        };
+        (read, buf)
+    }
+
+    async fn write_all(&mut self, buf: Vec<u8>, len: usize) -> (io::Result<()>, Vec<u8>) {
+        let written = match &mut self.socket {
+            Inner::Plain(socket) => socket.write_all(&buf[..len]),
+            Inner::Tls(tls) => tls.write_all(&buf[..len]).and_then(|()| tls.flush()),
+        };
+        (written, buf)
+    }
+
+    async fn shutdown_write(&mut self) -> io::Result<()> {
+        match &mut self.socket {
+            Inner::Plain(socket) => socket.shutdown_write(),
+            Inner::Tls(tls) => {
+                tls.close_notify()?;
+                tls.socket().shutdown_write()
+            }
+        }
+    }
+
+    async fn close(&mut self) {
+        if let Inner::Tls(tls) = &mut self.socket {
+            // The peer has gone if it fails.
+            let _ = tls.close_notify();
+        }
+    }
+}
+
+/// What waits for a wake-up: an OS thread, or a coroutine.
+pub trait Parker: Send + Sync + 'static {
+    /// The caller's own.
+    fn current() -> Self;
+    /// Waits until unparked (or not: a spurious return is allowed).
+    fn park();
+    fn unpark(&self);
+}
+
+impl Parker for std::thread::Thread {
+    fn current() -> Self {
+        std::thread::current()
+    }
+
+    fn park() {
+        std::thread::park();
+    }
+
+    fn unpark(&self) {
+        std::thread::Thread::unpark(self);
+    }
+}
+
+struct Unpark<P>(P);
+
+impl<P: Parker> Wake for Unpark<P> {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+/// Runs a future on the caller, parking it whenever the future waits.
+pub fn block_on<P: Parker, F: Future>(future: F) -> F::Output {
+    let waker = Waker::from(Arc::new(Unpark(P::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut future = pin!(future);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        P::park();
+    }
+}

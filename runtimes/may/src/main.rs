@@ -1,0 +1,158 @@
+//! may: stackful coroutines scheduled over N worker threads (work-stealing),
+//! each worker with its own epoll; one shared listener. Code is written as
+//! blocking IO ([`pingpong::blocking`]); a coroutine that would block is
+//! switched away from until its socket is ready.
+
+use std::future;
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::os::fd::{FromRawFd, IntoRawFd};
+use std::sync::Arc;
+
+use may::coroutine::{self, Coroutine, JoinHandle};
+use may::net::{TcpListener, TcpStream};
+use pingpong::blocking::{self, Blocking, Parker};
+use pingpong::client::connection;
+use pingpong::knobs::{self, Settings};
+use pingpong::server::{accept_loop, echo, handshake_then_echo};
+use pingpong::{Client, ListenerModel, Server};
+
+struct Coroutines;
+
+/// Each coroutine's stack in words: 128 KiB, room for a TLS handshake
+/// (may's default is 32 KiB).
+const STACK_WORDS: u64 = 16 << 10;
+
+/// A may socket: reads and writes switch the coroutine away while they wait.
+struct Socket(TcpStream);
+
+impl Read for Socket {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl Write for Socket {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl blocking::Socket for Socket {
+    fn shutdown_write(&self) -> io::Result<()> {
+        self.0.shutdown(std::net::Shutdown::Write)
+    }
+}
+
+fn socket(stream: TcpStream) -> io::Result<Blocking<Socket>> {
+    stream.set_nodelay(true)?;
+    Ok(Blocking::new(Socket(stream)))
+}
+
+/// Parks the calling coroutine, not its worker thread.
+struct Co(Coroutine);
+
+impl Parker for Co {
+    fn current() -> Self {
+        Self(coroutine::current())
+    }
+
+    fn park() {
+        coroutine::park();
+    }
+
+    fn unpark(&self) {
+        self.0.unpark();
+    }
+}
+
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    blocking::block_on::<Co, F>(future)
+}
+
+/// Sets may's workers (once, before the first coroutine): `threads` of
+/// them, unpinned (the orchestrator pins the process), with the knobs.
+fn configure(threads: usize, knobs: &Settings) {
+    let config = may::config();
+    let stack = knobs.get("stack_words").unwrap_or(STACK_WORDS);
+    config.set_workers(threads).set_stack_size(stack as usize);
+    config.set_worker_pin(false);
+}
+
+/// Starts `work` in a coroutine.
+fn go<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
+    // SAFETY: may's spawn is unsafe because a coroutine may move between
+    // worker threads at a switch, so a thread-local borrow held across one
+    // would dangle. Nothing here holds one across IO (the latency recorder
+    // borrows its thread's histogram only to clone a handle to it).
+    unsafe { coroutine::spawn(work) }
+}
+
+fn joined<T>(handle: JoinHandle<T>, what: &str) -> io::Result<T> {
+    handle
+        .join()
+        .map_err(|_| io::Error::other(format!("a {what} coroutine panicked")))
+}
+
+impl pingpong::Runtime for Coroutines {
+    const LISTENERS: ListenerModel = ListenerModel::Shared;
+    const KNOBS: &'static [knobs::Knob] = knobs::MAY;
+
+    fn serve(mut server: Server) -> io::Result<()> {
+        configure(server.threads, &server.knobs);
+        let listener = server.listeners.pop().expect("one shared listener");
+        // SAFETY: the descriptor comes from a bound, listening socket given up here.
+        let listener = unsafe { TcpListener::from_raw_fd(listener.into_raw_fd()) };
+        let accepting = go(move || {
+            let (shape, tls) = (server.echo, server.tls);
+            block_on(accept_loop(
+                &server.ready,
+                async || socket(listener.accept()?.0),
+                |stream| {
+                    let tls = tls.clone();
+                    go(move || match &tls {
+                        None => block_on(echo(stream, shape)),
+                        Some(tls) => {
+                            let handshake = async { stream.accept_tls(tls) };
+                            block_on(handshake_then_echo(handshake, shape))
+                        }
+                    });
+                },
+            ))
+        });
+        joined(accepting, "server")?
+    }
+
+    fn client(client: &Arc<Client>) -> io::Result<()> {
+        configure(client.config.threads, &client.config.knobs);
+        let sessions: Vec<_> = (0..client.config.connections)
+            .map(|_| {
+                let client = client.clone();
+                go(move || {
+                    let tls = client.config.tls.clone();
+                    let connect = |addr: SocketAddr| {
+                        future::ready(TcpStream::connect(addr).and_then(socket).and_then(|plain| {
+                            match tls.as_deref() {
+                                None => Ok(plain),
+                                Some(tls) => plain.connect_tls(tls),
+                            }
+                        }))
+                    };
+                    block_on(connection(client, connect))
+                })
+            })
+            .collect();
+        for session in sessions {
+            joined(session, "connection")?;
+        }
+        Ok(())
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    pingpong::cli::main::<Coroutines>()
+}
