@@ -26,8 +26,14 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// The implementations, their IO models and the crate versions they are built on.
-    List,
+    /// The implementations, their IO models, the crate versions they are
+    /// built on, their crates' upkeep, and the knobs a configuration may turn.
+    List {
+        /// Have cargo fetch each crate's index entry first (needs the
+        /// network; otherwise the upkeep is as cargo last fetched it).
+        #[arg(long)]
+        refresh: bool,
+    },
     /// Runs the matrix: every implementation at every load, server and client
     /// in separate pinned processes.
     Run(Box<RunArgs>),

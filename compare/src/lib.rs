@@ -9,6 +9,7 @@
 //!   what the processes spent ([`usage`], [`counters`], [`callgrind`]), the
 //!   machine ([`environment`]),
 //!   the programs ([`binaries`], [`cargo`], [`versions`], [`program`]);
+//! - the crates: their releases ([`releases`]) and upkeep ([`upkeep`]);
 //! - the data: [`results`] (the file every reader reads), [`stats`];
 //! - the vocabulary: [`adapters`] (our implementations, the one list),
 //!   [`implementation`], [`external`], [`matrix`], [`placement`], [`defaults`],
@@ -44,5 +45,6 @@ pub mod run;
 pub mod runner;
 pub mod stats;
 pub mod tcp_stats;
+pub mod upkeep;
 pub mod usage;
 pub mod versions;

@@ -1,16 +1,30 @@
 //! `compare list`: our implementations, what they are built on, their IO
-//! models, what to know before picking one, and the knobs a configuration
-//! of each may turn.
+//! models, what to know before picking one (their crates' upkeep among
+//! it), and the knobs a configuration of each may turn.
+
+use anyhow::{Context, Result};
 
 use crate::adapters::ADAPTERS;
 use crate::report::terminal;
+use crate::{releases, upkeep};
 
-pub fn list() -> String {
+pub fn list(refresh: bool) -> Result<String> {
+    if refresh {
+        for a in ADAPTERS.iter().filter(|a| a.krate != "std") {
+            releases::refresh(a.krate).with_context(|| format!("refreshing {}", a.krate))?;
+        }
+    }
     let mut table = terminal::new_table();
-    table.set_header(["implementation", "built on", "IO model", "note"]);
+    table.set_header([
+        "implementation",
+        "built on",
+        "IO model",
+        "upkeep (crates.io, as cargo last fetched it)",
+        "note",
+    ]);
     for a in ADAPTERS {
         let note = if a.threads_matter {
-            a.note
+            ""
         } else {
             "--threads has no effect"
         };
@@ -18,6 +32,7 @@ pub fn list() -> String {
             a.name.to_string(),
             format!("{} {}", a.krate, a.version()),
             a.model.to_string(),
+            upkeep::of(a),
             note.to_string(),
         ]);
     }
@@ -33,9 +48,9 @@ pub fn list() -> String {
             ]);
         }
     }
-    format!(
+    Ok(format!(
         "{table}\n\nKnobs: name a configuration as IMPLEMENTATION{{KNOB=VALUE,...}} wherever an \
          implementation's name goes, e.g. --runtimes 'tokio,tokio{{event_interval=1}}' (quoted: \
          the shell expands braces).\n{knobs}\n"
-    )
+    ))
 }

@@ -8,10 +8,10 @@ use compare::{bisect, check, list, options, report, run};
 
 fn main() -> ExitCode {
     let outcome = match Cli::parse().command {
-        Command::List => {
-            print!("{}", list::list());
-            Ok(0)
-        }
+        Command::List { refresh } => list::list(refresh).map(|text| {
+            print!("{text}");
+            0
+        }),
         Command::Run(args) => options::run(*args)
             .and_then(run::run)
             .map(|o| o.exit_code()),

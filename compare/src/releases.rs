@@ -39,11 +39,7 @@ pub struct Releases {
 /// index of crates.io, refreshed first.
 pub fn between(krate: &str, from: &Version, to: &Version, pre: bool) -> Result<Releases> {
     refresh(krate)?;
-    let cache = cache_file(&cargo_home()?, krate)?;
-    let bytes = std::fs::read(&cache)
-        .with_context(|| format!("reading cargo's index cache {}", cache.display()))?;
-    let entries = parse_cache(&bytes)
-        .with_context(|| format!("reading cargo's index cache {}", cache.display()))?;
+    let entries = cached(krate)?;
     let releases = select(&entries, from, to, pre);
     if releases.versions.is_empty() {
         bail!("{krate} has no release from {from} to {to} in cargo's index");
@@ -57,6 +53,36 @@ pub struct Entry {
     pub vers: String,
     #[serde(default)]
     pub yanked: bool,
+    /// When it was published (RFC 3339; entries from before 2025 have none).
+    #[serde(default)]
+    pub pubtime: Option<String>,
+    /// The oldest compiler it declares it builds with.
+    #[serde(default)]
+    pub rust_version: Option<String>,
+}
+
+/// Every release of `krate` in cargo's cache of its index entry, as cargo
+/// last fetched it (nothing is fetched here).
+pub fn cached(krate: &str) -> Result<Vec<Entry>> {
+    let cache = cache_file(&cargo_home()?, krate)?;
+    let bytes = std::fs::read(&cache)
+        .with_context(|| format!("reading cargo's index cache {}", cache.display()))?;
+    parse_cache(&bytes).with_context(|| format!("reading cargo's index cache {}", cache.display()))
+}
+
+/// The manifest of release `version` of `krate`, as cargo unpacked it
+/// when it built against it, if it did.
+pub fn manifest(krate: &str, version: &str) -> Option<PathBuf> {
+    let src = cargo_home().ok()?.join("registry").join("src");
+    std::fs::read_dir(src)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| {
+            e.path()
+                .join(format!("{krate}-{version}"))
+                .join("Cargo.toml")
+        })
+        .find(|p| p.is_file())
 }
 
 /// The releases in range, oldest first.
@@ -140,7 +166,7 @@ fn cargo_home() -> Result<PathBuf> {
 }
 
 /// Has cargo bring its cache of the crate's index entry up to date.
-fn refresh(krate: &str) -> Result<()> {
+pub fn refresh(krate: &str) -> Result<()> {
     let output = Command::new("cargo")
         .args(["info", "--quiet", krate])
         .current_dir(std::env::temp_dir())
