@@ -30,6 +30,7 @@ impl Export for Charts {
     }
 }
 
+/// A chart, where the names in its legend fit (longer ones widen it).
 const SIZE: (u32, u32) = (960, 440);
 /// Width of the plot; the legend takes the rest.
 const PLOT_WIDTH: u32 = 790;
@@ -88,10 +89,32 @@ fn color_of(view: &View, implementation: &str) -> RGBColor {
         .filter(|other| base(other) == base(implementation))
         .position(|other| other == implementation)
         .unwrap_or(0);
-    let f = 1.0 - 0.3 * shade.min(2) as f64;
-    let dark = |c: u8| (c as f64 * f) as u8;
-    RGBColor(dark(r), dark(g), dark(b))
+    // Darker twice, then lighter, then alternating: eight tell apart.
+    let toward = |c: u8| match SHADES[shade % SHADES.len()] {
+        Shade::Dark(f) => (c as f64 * f) as u8,
+        Shade::Light(f) => (c as f64 + (255.0 - c as f64) * f) as u8,
+    };
+    RGBColor(toward(r), toward(g), toward(b))
 }
+
+/// A colour made darker (its share kept) or lighter (the share of white
+/// mixed in).
+#[derive(Clone, Copy)]
+enum Shade {
+    Dark(f64),
+    Light(f64),
+}
+
+const SHADES: [Shade; 8] = [
+    Shade::Dark(1.0),
+    Shade::Dark(0.7),
+    Shade::Dark(0.4),
+    Shade::Light(0.35),
+    Shade::Light(0.6),
+    Shade::Dark(0.55),
+    Shade::Light(0.8),
+    Shade::Dark(0.25),
+];
 
 /// Every chart of a run: throughput for each muduo table of each workload,
 /// p99 round-trip time for each table by connections where round-trip
@@ -586,7 +609,8 @@ fn chart_of(
 ) -> Result<String> {
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        let size = (PLOT_WIDTH + legend_width(named), SIZE.1);
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         root.fill(&WHITE).map_err(draw)?;
         let (left, right) = root.split_horizontally(PLOT_WIDTH);
         plot(&left)?;
@@ -622,6 +646,13 @@ fn duration(us: f64) -> String {
         us if us >= 1e3 => format!("{:.0} ms", us / 1e3),
         us => format!("{us:.0} us"),
     }
+}
+
+/// The legend's width: the chart's own, or wider for names longer than it
+/// holds (a configuration's knobs), at about 8 pixels a character.
+fn legend_width(named: &[String]) -> u32 {
+    let longest = named.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+    (SIZE.0 - PLOT_WIDTH).max(40 + 8 * longest as u32)
 }
 
 /// The implementations in their colours, what the marks mean, and the runs behind them.

@@ -108,3 +108,27 @@ fn the_binary_is_told_its_knobs() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// `compare list`: every implementation with its crate's upkeep, and every
+/// knob a configuration may turn, with its values.
+#[test]
+fn list_shows_upkeep_and_knobs() {
+    let output = compare(&["list"]);
+    assert!(output.status.success(), "{output:?}");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains("upkeep (crates.io, as cargo last fetched it)"),
+        "{text}"
+    );
+    for name in crate::implementations() {
+        assert!(text.contains(name), "{name} missing:\n{text}");
+    }
+    for knob in [
+        "max_io_events_per_busy_tick",
+        "disable_lifo_slot",
+        "spin_before_park_us",
+    ] {
+        assert!(text.contains(knob), "{knob} missing:\n{text}");
+    }
+    assert!(text.contains("--cfg tokio_unstable"), "{text}");
+}
