@@ -121,6 +121,8 @@ fn build(ours: Vec<Ours>, swept: &[String], root: &Path, profile: &str) -> Resul
             .filter(|o| o.knobs.cfgs() == cfgs)
             .map(|o| o.adapter)
             .collect();
+        // A runtime and its configurations share one binary.
+        adapters.sort_by_key(|a| a.name);
         adapters.dedup();
         let target = (!cfgs.is_empty()).then(|| root.join("target").join(cargo::cfg_folder(&cfgs)));
         eprintln!(

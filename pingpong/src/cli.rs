@@ -205,10 +205,6 @@ pub fn main<R: Runtime>() -> ExitCode {
         Command::Client(args) => &args.shape,
     };
     let paced = matches!(&command, Command::Client(args) if args.rate.is_some());
-    let knobs = Settings::parse(&knobs, R::KNOBS).map_err(|e| Failure {
-        message: format!("--knobs: {e}"),
-        unavailable: None,
-    });
     let setup = deny::apply_from_env()
         .map_err(|e| format!("cannot apply {}: {e}", deny::ENV))
         .and_then(|()| fault::init())
@@ -221,12 +217,12 @@ pub fn main<R: Runtime>() -> ExitCode {
             ),
             _ => Ok(()),
         })
+        .and_then(|()| Settings::parse(&knobs, R::KNOBS).map_err(|e| format!("--knobs: {e}")))
         .map_err(|message| Failure {
             message,
             unavailable: None,
         });
-    let outcome = knobs.and_then(|knobs| setup.map(|()| knobs));
-    let outcome = outcome.and_then(|knobs| match command {
+    let outcome = setup.and_then(|knobs| match command {
         Command::Server(args) => server::run::<R>(ServerConfig {
             knobs,
             ..args.into()
