@@ -12,7 +12,7 @@
 //! - the crates: their releases ([`releases`]) and upkeep ([`upkeep`]);
 //! - the data: [`results`] (the file every reader reads), [`stats`];
 //! - the vocabulary: [`adapters`] (our implementations, the one list),
-//!   [`implementation`], [`external`], [`matrix`], [`placement`], [`defaults`],
+//!   [`implementation`], [`external`], [`matrix`], [`placement`], [`defaults`], [`shell`],
 //!   [`named`].
 
 pub mod adapters;
@@ -43,6 +43,7 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod runner;
+pub mod shell;
 pub mod stats;
 pub mod tcp_stats;
 pub mod upkeep;

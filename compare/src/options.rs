@@ -14,6 +14,7 @@ use crate::cli::{BisectArgs, CheckArgs, Precision, ReportArgs, RunArgs};
 use crate::external::External;
 use crate::implementation::{Implementation, split_list};
 use crate::results::{Config, ReleaseRange, Skipped, TlsSettings};
+use crate::shell::shell_words;
 use crate::{bisect, check, defaults, matrix, releases, remote, report, run};
 
 pub fn run(args: RunArgs) -> Result<run::Options> {
@@ -153,7 +154,7 @@ fn config(args: &RunArgs) -> Result<Config> {
         seconds: args.seconds,
         warmup: args.warmup,
         repeat,
-        command: std::env::args().collect::<Vec<_>>().join(" "),
+        command: command_line(),
         started: chrono::Utc::now().to_rfc3339(),
         ended: None,
         pin: Some(args.pin.to_string()),
@@ -321,4 +322,11 @@ pub fn report(args: ReportArgs) -> Result<report::Options> {
         out,
         reference: args.reference,
     })
+}
+
+/// This process's command line as a shell reads it back: words quoted
+/// where they need it (a configuration's braces).
+fn command_line() -> String {
+    let words: Vec<String> = std::env::args().collect();
+    shell_words(words.iter().map(String::as_str))
 }

@@ -2,6 +2,7 @@
 //! the date, and the command that reproduces the run.
 
 use crate::results::{Host, Remote, Results};
+use crate::shell::shell_words;
 
 /// A machine in one line, as far as it was recorded.
 fn describe(host: &Host) -> String {
@@ -138,20 +139,26 @@ impl Header {
 }
 
 /// The recorded command as a user runs it from a checkout: cargo in place of
-/// the binary's path, without the options naming this machine's folders.
+/// the binary's path, without the options naming this machine's folders,
+/// quoted for a shell.
 fn reproduce(command: &str) -> String {
-    let mut words = command.split_whitespace().skip(1).peekable();
-    let mut kept = vec!["cargo run --release -p compare --".to_string()];
+    let words = shlex::split(command)
+        .unwrap_or_else(|| command.split_whitespace().map(Into::into).collect());
+    let mut words = words.iter().map(String::as_str).skip(1);
+    let mut kept = Vec::new();
     while let Some(word) = words.next() {
         match word {
             "--out" | "--bin-dir" | "--resume" => {
                 words.next();
             }
             w if w.starts_with("--out=") || w.starts_with("--bin-dir=") => {}
-            w => kept.push(w.to_string()),
+            w => kept.push(w),
         }
     }
-    kept.join(" ")
+    format!(
+        "cargo run --release -p compare -- {}",
+        shell_words(kept.into_iter())
+    )
 }
 
 #[cfg(test)]
@@ -163,6 +170,11 @@ mod tests {
         assert_eq!(
             reproduce("/tmp/b/compare run --bin-dir /tmp/b --seconds 0.4 --out /x/run --quiet"),
             "cargo run --release -p compare -- run --seconds 0.4 --quiet"
+        );
+        // A configuration's braces and commas stay one word for the shell.
+        assert_eq!(
+            reproduce("c run --runtimes 'tokio,tokio{a=1,b=2}'"),
+            "cargo run --release -p compare -- run --runtimes 'tokio,tokio{a=1,b=2}'"
         );
     }
 }
