@@ -45,7 +45,8 @@ pub enum Found {
 }
 
 pub fn bisect(options: &Options) -> Result<Found> {
-    let Implementation::Ours { adapter, .. } = Implementation::parse(&options.name, &[])? else {
+    let Implementation::Ours { adapter, knobs, .. } = Implementation::parse(&options.name, &[])?
+    else {
         bail!("{}: only our implementations have releases", options.name);
     };
     let (good, bad) = (
@@ -72,7 +73,8 @@ pub fn bisect(options: &Options) -> Result<Found> {
         options.threads,
         options.connections
     );
-    let name = |v: &str| format!("{}@{v}", options.name);
+    // A configuration keeps its knobs in every release: tokio@1.2.3{event_interval=1}.
+    let name = |v: &str| format!("{}@{v}{knobs}", adapter.name);
     let mut step = 0;
     let mut measure = |candidates: &[&str]| -> Result<(PathBuf, Vec<Verdict>)> {
         step += 1;

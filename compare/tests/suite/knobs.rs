@@ -90,6 +90,10 @@ fn a_knob_the_runtime_lacks_is_refused_with_the_ones_it_has() {
 /// without `--cfg tokio_unstable`, fails its cell with the binary's reason.
 #[test]
 fn the_binary_is_told_its_knobs() {
+    // The binaries, built (as a run builds them) before they are taken from their folder.
+    let mut build = vec!["--runtimes", "tokio", "--connections", "1", "--no-cost"];
+    build.extend(QUICK);
+    run_ok("knobs-told-build", &build);
     let bins = bin_dir();
     let mut args = vec!["--runtimes", "tokio{disable_lifo_slot=true}"];
     args.extend(["--bin-dir", bins.to_str().unwrap()]);
