@@ -83,6 +83,11 @@ fn prepare(root: &Path, sources: &Path, dir: &Path, krate: &str, version: &str) 
     let member = dir.join("adapter");
     fs::create_dir_all(member.join("src"))?;
     copy_tree(&sources.join("src"), &member.join("src"))?;
+    // A build script says what the crate's release offers (tokio's has one).
+    let script = sources.join("build.rs");
+    if script.is_file() {
+        fs::copy(&script, member.join("build.rs"))?;
+    }
 
     let mut manifest: DocumentMut = fs::read_to_string(root.join("Cargo.toml"))?.parse()?;
     let workspace = manifest["workspace"]

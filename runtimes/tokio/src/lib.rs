@@ -26,12 +26,26 @@ pub fn runtime(builder: &mut Builder, knobs: &Settings) -> io::Result<Runtime> {
         builder.max_io_events_per_tick(n as usize);
     }
     if let Some(n) = knobs.get("max_io_events_per_busy_tick") {
-        builder.max_io_events_per_busy_tick(n as usize);
+        busy_tick(builder, n as usize)?;
     }
     if knobs.get("disable_lifo_slot") == Some(1) {
         disable_lifo_slot(builder)?;
     }
     builder.build()
+}
+
+#[cfg(tokio_busy_tick)]
+fn busy_tick(builder: &mut Builder, events: usize) -> io::Result<()> {
+    builder.max_io_events_per_busy_tick(events);
+    Ok(())
+}
+
+/// Releases before 1.54.0 (#8410) have no such setting; the build script says which this is.
+#[cfg(not(tokio_busy_tick))]
+fn busy_tick(_: &mut Builder, _: usize) -> io::Result<()> {
+    Err(io::Error::other(
+        "max_io_events_per_busy_tick came with tokio 1.54.0; this binary is built against an older tokio",
+    ))
 }
 
 #[cfg(tokio_unstable)]
