@@ -9,6 +9,9 @@
 //! [`stream`] and [`wire`] (contracts), [`client`] and [`server`] (each
 //! side's state and loops), [`runtime`] (what a runtime implements),
 //! [`driver`] (the two processes, generic over a runtime), [`cli`].
+//! Beside them, for the glue: [`knobs`] (each runtime's builder settings),
+//! [`tls`] and [`tls_stream`] (the one TLS, over any stream), [`blocking`]
+//! (sockets whose IO blocks its caller) and [`futures_io`].
 
 pub mod affinity;
 pub mod blocking;
