@@ -11,7 +11,7 @@
 //! [`driver`] (the two processes, generic over a runtime), [`cli`].
 //! Beside them, for the glue: [`knobs`] (each runtime's builder settings),
 //! [`tls`] and [`tls_stream`] (the one TLS, over any stream), [`blocking`]
-//! (sockets whose IO blocks its caller) and [`futures_io`].
+//! (sockets whose IO blocks its caller) and `futures_io` (a feature).
 
 pub mod affinity;
 pub mod blocking;
