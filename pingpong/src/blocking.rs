@@ -16,6 +16,7 @@ use rustls::{
     ClientConnection, ConnectionCommon, ServerConfig, ServerConnection, SideData, StreamOwned,
 };
 
+use crate::server::{self, Echo};
 use crate::tls::{Connector, handshake_failed};
 
 /// A connected socket whose reads and writes block.
@@ -99,17 +100,34 @@ impl<S: Socket> Blocking<S> {
         })
     }
 
-    /// The client's side of a TLS handshake.
-    pub fn connect_tls(self, tls: &Connector) -> io::Result<Self> {
+    /// A client's connection, connected: inside TLS where the client runs it.
+    pub fn connected(self, tls: Option<&Connector>) -> io::Result<Self> {
+        let Some(tls) = tls else { return Ok(self) };
         let conn = ClientConnection::new(tls.config.clone(), Connector::server_name())
             .map_err(io::Error::other)?;
         self.handshake(conn).map_err(handshake_failed)
     }
 
     /// The server's side of a TLS handshake.
-    pub fn accept_tls(self, tls: &Arc<ServerConfig>) -> io::Result<Self> {
+    fn accept_tls(self, tls: &Arc<ServerConfig>) -> io::Result<Self> {
         let conn = ServerConnection::new(tls.clone()).map_err(io::Error::other)?;
         self.handshake(conn)
+    }
+}
+
+/// Serves one accepted connection to its end on the caller, which parks
+/// with `P`: the echo, after the TLS handshake where the server runs TLS.
+pub fn serve<P: Parker, S: Socket>(
+    stream: Blocking<S>,
+    shape: Echo,
+    tls: Option<&Arc<ServerConfig>>,
+) {
+    match tls {
+        None => block_on::<P, _>(server::echo(stream, shape)),
+        Some(tls) => {
+            let handshake = async { stream.accept_tls(tls) };
+            block_on::<P, _>(server::handshake_then_echo(handshake, shape))
+        }
     }
 }
 

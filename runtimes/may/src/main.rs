@@ -14,7 +14,7 @@ use may::net::{TcpListener, TcpStream};
 use pingpong::blocking::{self, Blocking, Parker};
 use pingpong::client::connection;
 use pingpong::knobs::{self, Settings};
-use pingpong::server::{accept_loop, echo, handshake_then_echo};
+use pingpong::server::accept_loop;
 use pingpong::{Client, ListenerModel, Server};
 
 struct Coroutines;
@@ -114,13 +114,7 @@ impl pingpong::Runtime for Coroutines {
                 async || socket(listener.accept()?.0),
                 |stream| {
                     let tls = tls.clone();
-                    go(move || match &tls {
-                        None => block_on(echo(stream, shape)),
-                        Some(tls) => {
-                            let handshake = async { stream.accept_tls(tls) };
-                            block_on(handshake_then_echo(handshake, shape))
-                        }
-                    });
+                    go(move || blocking::serve::<Co, _>(stream, shape, tls.as_ref()));
                 },
             ))
         });
@@ -135,12 +129,8 @@ impl pingpong::Runtime for Coroutines {
                 go(move || {
                     let tls = client.config.tls.clone();
                     let connect = |addr: SocketAddr| {
-                        future::ready(TcpStream::connect(addr).and_then(socket).and_then(|plain| {
-                            match tls.as_deref() {
-                                None => Ok(plain),
-                                Some(tls) => plain.connect_tls(tls),
-                            }
-                        }))
+                        let plain = TcpStream::connect(addr).and_then(socket);
+                        future::ready(plain.and_then(|plain| plain.connected(tls.as_deref())))
                     };
                     block_on(connection(client, connect))
                 })

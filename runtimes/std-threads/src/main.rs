@@ -14,7 +14,7 @@ use std::thread::{self, Thread};
 
 use pingpong::blocking::{self, Blocking};
 use pingpong::client::connection;
-use pingpong::server::{accept_loop, echo, handshake_then_echo};
+use pingpong::server::accept_loop;
 use pingpong::{Client, ListenerModel, Server};
 
 /// Stack of each connection thread: the session keeps its buffer on the
@@ -87,13 +87,7 @@ impl pingpong::Runtime for ThreadPerConnection {
                     let (next, connections) = mpsc::sync_channel(0);
                     let mut stream = stream;
                     loop {
-                        match &tls {
-                            None => block_on(echo(stream, shape)),
-                            Some(tls) => {
-                                let handshake = async { stream.accept_tls(tls) };
-                                block_on(handshake_then_echo(handshake, shape))
-                            }
-                        }
+                        blocking::serve::<Thread, _>(stream, shape, tls.as_ref());
                         idle.lock()
                             .unwrap_or_else(|e| e.into_inner())
                             .push(next.clone());
@@ -120,12 +114,8 @@ impl pingpong::Runtime for ThreadPerConnection {
                     let tls = client.config.tls.clone();
                     // Blocking, as every IO call here.
                     let connect = |addr: SocketAddr| {
-                        future::ready(TcpStream::connect(addr).and_then(blocking).and_then(
-                            |plain| match tls.as_deref() {
-                                None => Ok(plain),
-                                Some(tls) => plain.connect_tls(tls),
-                            },
-                        ))
+                        let plain = TcpStream::connect(addr).and_then(blocking);
+                        future::ready(plain.and_then(|plain| plain.connected(tls.as_deref())))
                     };
                     block_on(connection(client, connect));
                     all_ended.wait();
