@@ -5,6 +5,9 @@
 
 use std::path::Path;
 
+use cargo_lock::Lockfile;
+use cargo_lock::package::Version;
+
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(tokio_busy_tick)");
     let dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
@@ -17,41 +20,13 @@ fn main() {
         return;
     };
     println!("cargo::rerun-if-changed={}", lock.display());
-    let text = std::fs::read_to_string(&lock).expect("reading the lockfile");
-    if tokio_version(&text).is_some_and(|version| version >= (1, 54)) {
+    let lockfile = Lockfile::load(&lock).expect("reading the lockfile");
+    let tokio = lockfile
+        .packages
+        .iter()
+        .find(|p| p.name.as_str() == "pingpong-tokio")
+        .and_then(|p| p.dependencies.iter().find(|d| d.name.as_str() == "tokio"));
+    if tokio.is_some_and(|d| d.version >= Version::new(1, 54, 0)) {
         println!("cargo::rustc-cfg=tokio_busy_tick");
     }
-}
-
-/// The major and minor version of the tokio pingpong-tokio depends on.
-fn tokio_version(lock: &str) -> Option<(u64, u64)> {
-    let field = |package: &str, key: &str| {
-        package.lines().find_map(|l| {
-            let value = l.trim().strip_prefix(key)?.trim().strip_prefix('=')?;
-            Some(value.trim().trim_matches('"').to_string())
-        })
-    };
-    let packages: Vec<&str> = lock.split("[[package]]").collect();
-    let tokios: Vec<String> = packages
-        .iter()
-        .filter(|p| field(p, "name").as_deref() == Some("tokio"))
-        .filter_map(|p| field(p, "version"))
-        .collect();
-    // With several tokios locked, pingpong-tokio's entry names its own: "tokio 1.54.1".
-    let version = match &tokios[..] {
-        [one] => one.clone(),
-        _ => packages
-            .iter()
-            .find(|p| field(p, "name").as_deref() == Some("pingpong-tokio"))?
-            .lines()
-            .find_map(|l| {
-                l.trim()
-                    .strip_prefix("\"tokio ")?
-                    .split('"')
-                    .next()
-                    .map(String::from)
-            })?,
-    };
-    let mut parts = version.split('.').map(|n| n.parse::<u64>().ok());
-    Some((parts.next()??, parts.next()??))
 }
