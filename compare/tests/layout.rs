@@ -354,3 +354,124 @@ fn every_runtime_binary_is_an_adapter_and_every_adapter_a_binary() {
         );
     }
 }
+
+/// The features of every third-party crate as cargo resolves them for
+/// `selection` (`-p NAME`, `--workspace`) over the dependency kinds
+/// `edges`: one line a crate and set of features (a crate built for the
+/// host and for the target may have two).
+fn features(selection: &[&str], edges: &str) -> BTreeSet<String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = std::process::Command::new(cargo)
+        .current_dir(workspace())
+        .arg("tree")
+        .args(selection)
+        .args([
+            "-e",
+            edges,
+            "--prefix",
+            "none",
+            "--no-dedupe",
+            "-f",
+            "{p}|{f}",
+        ])
+        .output()
+        .expect("running cargo tree");
+    assert!(
+        output.status.success(),
+        "cargo tree {selection:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let root = fs::canonicalize(workspace()).unwrap();
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        // The workspace's own crates are built once whatever their selection.
+        .filter(|line| !line.contains(&format!("({}", root.display())))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn every_build_of_the_workspace_shares_each_crates_features() {
+    // What a selection builds with features the whole workspace's tests do
+    // not use is a second build of that crate: compare alone (`cargo run -p
+    // compare`), the runtime binaries it builds, `cargo build --workspace`
+    // and the tests must all agree, or a fresh clone builds crates twice.
+    let all = features(&["--workspace"], "normal,build,dev");
+    let mut selections: Vec<Vec<String>> = vec![vec!["--workspace".into()]];
+    let mut packages = vec!["pingpong".to_string(), "compare".to_string()];
+    for entry in fs::read_dir(workspace().join("runtimes")).unwrap() {
+        packages.push(binaries_of(&entry.unwrap().path()).0);
+    }
+    selections.extend(packages.into_iter().map(|p| vec!["-p".into(), p]));
+    let mut differing = Vec::new();
+    for selection in &selections {
+        let selection: Vec<&str> = selection.iter().map(String::as_str).collect();
+        for edges in ["normal,build", "normal,build,dev"] {
+            for line in features(&selection, edges).difference(&all) {
+                differing.push(format!("{} ({edges}): {line}", selection.join(" ")));
+            }
+        }
+    }
+    assert!(
+        differing.is_empty(),
+        "crates built with other features than the workspace's tests build them with; \
+         run `cargo hakari generate` (cargo install cargo-hakari):\n{}",
+        differing.join("\n")
+    );
+}
+
+/// Every markdown file a reader is sent to: the README, the book and the
+/// reports' own pages.
+fn documents() -> Vec<PathBuf> {
+    let root = workspace();
+    let mut found = vec![root.join("README.md")];
+    let mut stack = vec![root.join("docs/src"), root.join("reports")];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "md")
+                // A rendered report links its charts, which `compare report`
+                // writes beside it and a committed report keeps only where
+                // a page shows them.
+                && path.file_name().is_some_and(|n| n != "report.md")
+            {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn every_link_of_the_readme_the_book_and_the_reports_resolves() {
+    // mdBook checks the chapters of SUMMARY.md; this checks every relative
+    // link and image of every page, inside the book or out of it.
+    let link = Regex::new(r"\]\(([^)\s]+)\)").unwrap();
+    let code = Regex::new(r"(?s)```.*?```|`[^`\n]*`").unwrap();
+    let mut broken = Vec::new();
+    let documents = documents();
+    for document in &documents {
+        let text = fs::read_to_string(document).unwrap();
+        let text = code.replace_all(&text, "");
+        for target in link.captures_iter(&text).map(|c| c[1].to_string()) {
+            if target.starts_with("http://") || target.starts_with("https://") {
+                continue;
+            }
+            let path = target.split('#').next().unwrap();
+            if path.is_empty() {
+                continue;
+            }
+            let resolved = document.parent().unwrap().join(path);
+            if !resolved.exists() {
+                let shown = document.strip_prefix(workspace()).unwrap_or(document);
+                broken.push(format!("{}: {target}", shown.display()));
+            }
+        }
+    }
+    assert!(documents.len() > 20, "{} documents", documents.len());
+    assert!(broken.is_empty(), "links to nothing:\n{}", broken.join("\n"));
+}

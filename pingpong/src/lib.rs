@@ -11,7 +11,7 @@
 //! [`driver`] (the two processes, generic over a runtime), [`cli`].
 //! Beside them, for the glue: [`knobs`] (each runtime's builder settings),
 //! [`tls`] and [`tls_stream`] (the one TLS, over any stream), [`blocking`]
-//! (sockets whose IO blocks its caller) and `futures_io` (a feature).
+//! (sockets whose IO blocks its caller) and `futures_io`.
 
 pub mod affinity;
 pub mod blocking;
@@ -20,7 +20,6 @@ pub mod client;
 pub mod deny;
 pub mod driver;
 pub mod fault;
-#[cfg(feature = "futures-io")]
 pub mod futures_io;
 pub mod gate;
 pub mod knobs;
