@@ -47,7 +47,7 @@ else
     out="results/power-$units-$rounds-$(date -u +%Y%m%dT%H%M%SZ)"
     mkdir -p "$out"
     fault=()
-    [ "$units" -eq 0 ] || fault=("PINGPONG_FAULT=pingpong-mio-$version/target/release/pingpong-mio:slow=$units")
+    [ "$units" -eq 0 ] || fault=("PINGPONG_FAULT=pingpong-mio-$version/pingpong-mio:slow=$units")
     echo "${fault[@]}" >"$out/fault"
     if ! env "${fault[@]}" "$compare" run --runtimes "mio,$candidate" --repeat "$rounds" \
         --out "$out" --quiet "${options[@]}" >"$out/tables.txt" 2>"$out/progress.txt"; then

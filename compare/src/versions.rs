@@ -2,7 +2,10 @@
 //! runtime crate (`tokio@1.47.0`): the adapter is copied into its own
 //! workspace under `target/versions/`, with the crate's requirement pinned to
 //! `=VERSION`, the main Cargo.lock as its starting point (so that nothing
-//! else moves), and its own lockfile and target folder, kept for the next run.
+//! else moves), and its own lockfile, kept for the next run. Every release
+//! builds into one target folder, `target/versions/target`, so that what
+//! the releases share (pingpong and its dependencies) is built once; each
+//! release's binary is copied out beside its workspace.
 
 use std::fs;
 use std::path::Path;
@@ -43,10 +46,17 @@ pub fn build(
     );
     prepare(root, &sources, &dir, adapter.krate, version)
         .with_context(|| format!("preparing the build of {name}"))?;
+    let shared = root.join("target").join("versions").join("target");
     let target = match cfgs.is_empty() {
-        true => dir.join("target"),
-        false => dir.join("target").join(cfg_folder(&cfgs)),
+        true => shared.clone(),
+        false => shared.join(cfg_folder(&cfgs)),
     };
+    fs::create_dir_all(&target)?;
+    // Every release's binary has one name in the shared folder: from the
+    // build until it is copied out, no other compare builds there.
+    let lock = fs::File::create(target.join("compare.lock"))?;
+    lock.lock()
+        .with_context(|| format!("locking {}", target.display()))?;
     let built =
         cargo::build(&dir, Some(&target), profile, &[adapter], &cfgs).map_err(|e| match e {
             BuildError::Compile(error) => anyhow!(
@@ -68,13 +78,23 @@ pub fn build(
             adapter.krate
         );
     }
+    let binary = dir.join(match cfgs.is_empty() {
+        true => adapter.binary(),
+        false => format!("{}-{}", adapter.binary(), cfg_folder(&cfgs)),
+    });
+    fs::copy(&built[&adapter.binary()], &binary)
+        .with_context(|| format!("copying {name}'s binary to {}", binary.display()))?;
+    drop(lock);
     Ok(Program::Binary {
-        path: built[&adapter.binary()].clone(),
+        path: binary,
         version: resolved,
         adapter,
         knobs: knobs.clone(),
     })
 }
+
+/// The crate that gives the workspace's crates one set of features (cargo hakari).
+const HACK: &str = "workspace-hack";
 
 /// Writes the isolated workspace: the root manifest with one member (the
 /// adapter's copy) and pingpong as a path outside it, and the adapter with
@@ -96,10 +116,19 @@ fn prepare(root: &Path, sources: &Path, dir: &Path, krate: &str, version: &str) 
     workspace["members"] = value(toml_edit::Array::from_iter(["adapter"]));
     let pingpong = root.join("pingpong");
     workspace["dependencies"]["pingpong"]["path"] = value(pingpong.to_string_lossy().as_ref());
+    // The workspace's one set of features is for the workspace's own builds;
+    // a release resolves its own.
+    workspace["dependencies"]
+        .as_table_like_mut()
+        .context("the root Cargo.toml has no [workspace.dependencies]")?
+        .remove(HACK);
     fs::write(dir.join("Cargo.toml"), manifest.to_string())?;
 
     let mut adapter_manifest: DocumentMut =
         fs::read_to_string(sources.join("Cargo.toml"))?.parse()?;
+    if let Some(dependencies) = adapter_manifest["dependencies"].as_table_like_mut() {
+        dependencies.remove(HACK);
+    }
     let requirement = format!("={version}");
     match &mut adapter_manifest["dependencies"][krate] {
         Item::Value(toml_edit::Value::String(_)) => {
