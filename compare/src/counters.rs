@@ -5,6 +5,7 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use perf_event::events::{Software, Tracepoint};
 use perf_event::{Builder, Counter};
@@ -134,17 +135,44 @@ fn build(builder: &mut Builder, inherit: bool) -> io::Result<Counter> {
         .build()
 }
 
-/// The folder of the kernel's tracepoint events.
+/// Set once this process has mounted tracefs itself.
+static MOUNTED: AtomicBool = AtomicBool::new(false);
+
+/// Whether this process mounted tracefs (as root, where nothing had), so
+/// that a run can say so.
+pub fn mounted_tracefs() -> bool {
+    MOUNTED.load(Ordering::Relaxed)
+}
+
+/// The folder of the kernel's tracepoint events. A fresh machine may have
+/// the folder but nothing mounted on it: as root, it is mounted here.
 fn tracefs() -> Result<PathBuf, String> {
-    TRACEFS
-        .iter()
-        .map(|dir| Path::new(dir).join("events"))
-        .find(|events| events.join("raw_syscalls").is_dir())
-        .ok_or_else(|| {
-            "no tracefs with system-call tracepoints (at /sys/kernel/tracing): mount it, as \
-             root: mount -t tracefs nodev /sys/kernel/tracing"
-                .to_string()
-        })
+    let find = || {
+        TRACEFS
+            .iter()
+            .map(|dir| Path::new(dir).join("events"))
+            .find(|events| events.join("raw_syscalls").is_dir())
+    };
+    if let Some(events) = find() {
+        return Ok(events);
+    }
+    let advice = "mount it, as root: mount -t tracefs nodev /sys/kernel/tracing";
+    if !nix::unistd::geteuid().is_root() {
+        return Err(format!(
+            "no tracefs with system-call tracepoints (at {}): {advice}",
+            TRACEFS[0]
+        ));
+    }
+    nix::mount::mount(
+        Some("nodev"),
+        TRACEFS[0],
+        Some("tracefs"),
+        nix::mount::MsFlags::empty(),
+        None::<&str>,
+    )
+    .map_err(|e| format!("mounting tracefs at {}: {e}; {advice}", TRACEFS[0]))?;
+    MOUNTED.store(true, Ordering::Relaxed);
+    find().ok_or_else(|| format!("tracefs at {} has no system-call tracepoints", TRACEFS[0]))
 }
 
 /// Why the kernel refused a counter, with what to change when it is a permission.

@@ -473,5 +473,9 @@ fn every_link_of_the_readme_the_book_and_the_reports_resolves() {
         }
     }
     assert!(documents.len() > 20, "{} documents", documents.len());
-    assert!(broken.is_empty(), "links to nothing:\n{}", broken.join("\n"));
+    assert!(
+        broken.is_empty(),
+        "links to nothing:\n{}",
+        broken.join("\n")
+    );
 }

@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::binaries;
 use crate::callgrind::Callgrind;
-use crate::counters::Counters;
+use crate::counters::{self, Counters};
 use crate::environment;
 use crate::placement::{self, Placement};
 use crate::plan::Plan;
@@ -111,14 +111,21 @@ pub fn prepare(plan: &Plan, results: &mut Results, out: &Path, build: &Build) ->
     // saved before the first cell: an unwritable folder fails now, not after minutes.
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     results.save(&out.join("results.json"))?;
+    let counting = match results.config.cost {
+        Some(false) => Err("--no-cost: no cost run was asked for".into()),
+        _ => Counters::warm().map(drop),
+    };
+    if counters::mounted_tracefs() {
+        eprintln!(
+            "mounted tracefs at /sys/kernel/tracing (compare runs as root; the cost columns \
+             read the kernel's system-call tracepoints there)"
+        );
+    }
     Ok(Prepared {
         programs,
         placements,
         runner: ProcessRunner::new(site, results.config.counted_blocks),
-        counting: match results.config.cost {
-            Some(false) => Err("--no-cost: no cost run was asked for".into()),
-            _ => Counters::warm().map(drop),
-        },
+        counting,
         notes,
     })
 }
