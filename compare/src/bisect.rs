@@ -1,22 +1,24 @@
 //! `compare bisect`: the first release of a crate whose figure differs from
 //! a good release's, by binary search over the releases between a good and
-//! a bad one. Each step is a `compare run` of the candidate paired with the
-//! good release (interleaved, in a folder of its own) and `compare check`'s
-//! verdict on it; a last run puts the release found beside the one before
-//! it, to say whether the verdicts held or were not monotonic.
+//! a bad one. Each step is a run of the candidate paired with the good
+//! release (interleaved, in a folder of its own, through the run module in
+//! this process) and `compare check`'s verdict on it; a last run puts the
+//! release found beside the one before it, to say whether the verdicts held
+//! or were not monotonic.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use anyhow::{Context, Result, bail, ensure};
 use semver::Version;
 
 use crate::check::verdicts::{Metric, Thresholds, judge, within};
 use crate::implementation::Implementation;
+use crate::named::Named;
 use crate::releases;
-use crate::results::Results;
+use crate::results::{Config, Results};
+use crate::shell::shell_words;
 use crate::stats::Verdict;
-use crate::{defaults, report};
+use crate::{defaults, run};
 
 /// What `compare bisect` was asked.
 pub struct Options {
@@ -28,11 +30,37 @@ pub struct Options {
     pub connections: usize,
     pub metric: Metric,
     pub repeat: usize,
-    /// Options every step's `compare run` gets as well (--seconds, ...).
-    pub run_args: Vec<String>,
+    /// Every step's run as options make it (the load, `repeat` repetitions,
+    /// no cost run, the window), its implementations aside.
+    pub step: Config,
+    /// The cargo profile the releases are built with.
+    pub profile: String,
     /// The smallest change that counts, as a fraction.
     pub threshold: f64,
     pub out: PathBuf,
+}
+
+/// The figure a bisection judges, as `--metric` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Figure {
+    /// Throughput, MiB/s.
+    Mib,
+    /// The 99th percentile round trip.
+    P99,
+}
+
+impl Named for Figure {
+    const ALL: &'static [Self] = &[Self::Mib, Self::P99];
+    const NAMES: &'static [&'static str] = &["mib", "p99"];
+}
+
+impl Figure {
+    pub fn metric(self) -> Metric {
+        match self {
+            Self::Mib => Metric::Throughput,
+            Self::P99 => Metric::RttP99,
+        }
+    }
 }
 
 /// How the search ended.
@@ -82,7 +110,7 @@ pub fn bisect(options: &Options) -> Result<Found> {
         let mut runtimes = vec![name(&options.good)];
         runtimes.extend(candidates.iter().map(|v| name(v)));
         run(options, &runtimes, &dir)?;
-        let results = Results::load(&report::results_file(&dir))?;
+        let results = Results::load(&crate::results::file::named(&dir))?;
         let verdicts = candidates
             .iter()
             .map(|v| verdict(options, &results, &runtimes[0], &name(v)))
@@ -154,17 +182,8 @@ pub fn bisect(options: &Options) -> Result<Found> {
         if monotonic { "" } else { ", not confirmed" }
     );
     println!(
-        "reproduce: compare run --runtimes {} --connections {} --threads {} --repeat {} \
-         --no-cost{} --out DIR && compare check DIR --baseline {} --candidate {}",
-        [name(before), name(first_bad)].join(","),
-        options.connections,
-        options.threads,
-        options.repeat,
-        options
-            .run_args
-            .iter()
-            .map(|a| format!(" {a}"))
-            .collect::<String>(),
+        "reproduce: {} && compare check DIR --baseline {} --candidate {}",
+        run_command(options, &[name(before), name(first_bad)], Path::new("DIR")),
         name(before),
         name(first_bad),
     );
@@ -179,31 +198,62 @@ fn report_step(options: &Options, version: &str, verdict: Verdict) {
     println!("  {version} against {}: {}", options.good, verdict.word());
 }
 
-/// `compare run` of `runtimes` at the load, into `dir`.
-fn run(options: &Options, runtimes: &[String], dir: &Path) -> Result<()> {
-    let compare = std::env::current_exe().context("locating the compare executable")?;
-    let mut command = Command::new(compare);
-    command.args([
+/// The command line of a step's run of `runtimes` into `dir`.
+fn run_command(options: &Options, runtimes: &[String], dir: &Path) -> String {
+    let (repeat, connections, threads) = (
+        options.repeat.to_string(),
+        options.connections.to_string(),
+        options.threads.to_string(),
+    );
+    let (seconds, warmup) = (
+        options.step.seconds.to_string(),
+        options.step.warmup.to_string(),
+    );
+    let words = [
+        "compare",
         "run",
-        "--quiet",
-        "--no-cost",
         "--runtimes",
         &runtimes.join(","),
         "--connections",
-        &options.connections.to_string(),
+        &connections,
         "--threads",
-        &options.threads.to_string(),
+        &threads,
         "--repeat",
-        &options.repeat.to_string(),
+        &repeat,
+        "--no-cost",
+        "--seconds",
+        &seconds,
+        "--warmup",
+        &warmup,
         "--out",
-    ]);
-    command.arg(dir).args(&options.run_args);
-    let status = command.status().context("running compare run")?;
-    // 1: a cell failed; its verdict below says it has no figure.
+        &dir.to_string_lossy(),
+    ];
+    shell_words(words.into_iter())
+}
+
+/// A run of `runtimes` at the load, into `dir`.
+fn run(options: &Options, runtimes: &[String], dir: &Path) -> Result<()> {
+    let config = Config {
+        implementations: runtimes.to_vec(),
+        command: run_command(options, runtimes, dir),
+        started: chrono::Utc::now().to_rfc3339(),
+        ..options.step.clone()
+    };
+    let outcome = run::run(run::Options {
+        start: run::Start::Fresh {
+            config: Box::new(config),
+            out: dir.to_path_buf(),
+        },
+        quiet: true,
+        bin_dir: None,
+        profile: options.profile.clone(),
+    })
+    .with_context(|| format!("the run of {}", runtimes.join(", ")))?;
+    // A failed cell is judged below: its verdict says it has no figure.
     ensure!(
-        matches!(status.code(), Some(0 | 1)),
-        "compare run for {} ended with {status}",
-        runtimes.join(", ")
+        outcome != run::Outcome::Interrupted,
+        "interrupted; the steps so far are in {}",
+        options.out.display()
     );
     Ok(())
 }

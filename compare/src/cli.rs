@@ -11,7 +11,7 @@ use pingpong::protocol::MAX_IN_FLIGHT;
 
 use crate::named::Named;
 use crate::placement::Pin;
-use crate::{check, defaults, report};
+use crate::{bisect, check, defaults, report};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -65,8 +65,8 @@ pub struct BisectArgs {
     #[arg(long, default_value_t = 1, value_parser = count(1024))]
     pub threads: usize,
     /// The figure judged: mib (throughput) or p99 (round trip).
-    #[arg(long, default_value = "mib", value_parser = ["mib", "p99"])]
-    pub metric: String,
+    #[arg(long, default_value = "mib", value_parser = one_of::<bisect::Figure>())]
+    pub metric: bisect::Figure,
     /// Repetitions of each step's cells (6 at least for an interval).
     #[arg(long, default_value_t = defaults::FEWEST_TIMED_RUNS, value_parser = count(1000))]
     pub repeat: usize,

@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 
 use crate::adapters::RUSTC_VERSION;
 use crate::binaries;
-use crate::results::{Host, Suite};
+use crate::results::{Host, Suite, TlsSettings};
 
 /// The suite: version, toolchain, and the SHA-256 of each program by name;
 /// when `built` with cargo profile `profile` (from the source tree, just
@@ -116,5 +116,37 @@ pub fn host(cpus: Vec<usize>) -> Host {
         io_uring_error: io_uring.err().map(|e| e.to_string()),
         nofile_soft: nofile.map(|n| n.0),
         nofile_hard: nofile.map(|n| n.1),
+    }
+}
+
+impl TlsSettings {
+    /// What this compare's implementations use (they share pingpong's TLS).
+    pub fn ours(handshakes: bool, handshake_connections: Vec<usize>) -> Self {
+        use pingpong::tls;
+        Self {
+            version: tls::VERSION.into(),
+            suite: tls::SUITE.into(),
+            group: tls::GROUP.into(),
+            provider: tls::PROVIDER.into(),
+            certificate: tls::CERTIFICATE.into(),
+            kernel_tls: kernel_tls(),
+            handshakes,
+            handshake_connections,
+        }
+    }
+}
+
+/// Whether this kernel offers TLS offload (the `tls` upper-layer protocol).
+fn kernel_tls() -> String {
+    const ULP: &str = "/proc/sys/net/ipv4/tcp_available_ulp";
+    match std::fs::read_to_string(ULP) {
+        Ok(ulp) if ulp.split_whitespace().any(|u| u == "tls") => {
+            "offered by this kernel, not used: rustls encrypts in user space".into()
+        }
+        Ok(ulp) => format!(
+            "unavailable: this kernel offers none ({ULP} lists {:?}, no tls)",
+            ulp.trim()
+        ),
+        Err(e) => format!("unavailable: {ULP}: {e}"),
     }
 }

@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Result, bail};
+use clap::Parser;
 use pingpong::protocol::MAX_IN_FLIGHT;
 
 use crate::adapters::ADAPTERS;
-use crate::check::verdicts::Metric;
-use crate::cli::{BisectArgs, CheckArgs, Precision, ReportArgs, RunArgs};
+use crate::cli::{BisectArgs, CheckArgs, Cli, Command, Precision, ReportArgs, RunArgs};
 use crate::external::External;
 use crate::implementation::{Implementation, split_list};
 use crate::results::{Config, ReleaseRange, Skipped, TlsSettings};
@@ -262,23 +262,42 @@ fn default_out() -> PathBuf {
 
 pub fn bisect(args: BisectArgs) -> Result<bisect::Options> {
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+    // Every step's run as `compare run` takes it; each step then names its
+    // own implementations, and its folder.
+    let (connections, threads, repeat) = (
+        args.connections.to_string(),
+        args.threads.to_string(),
+        args.repeat.to_string(),
+    );
+    let (seconds, warmup) = (args.seconds.to_string(), args.warmup.to_string());
+    let step = [
+        "compare",
+        "run",
+        "--connections",
+        &connections,
+        "--threads",
+        &threads,
+        "--repeat",
+        &repeat,
+        "--no-cost",
+        "--seconds",
+        &seconds,
+        "--warmup",
+        &warmup,
+    ];
+    let Command::Run(step) = Cli::try_parse_from(step)?.command else {
+        unreachable!("a run's command line is a run")
+    };
     Ok(bisect::Options {
         name: args.name,
         good: args.good,
         bad: args.bad,
         threads: args.threads,
         connections: args.connections,
-        metric: match args.metric.as_str() {
-            "p99" => Metric::RttP99,
-            _ => Metric::Throughput,
-        },
+        metric: args.metric.metric(),
         repeat: args.repeat,
-        run_args: vec![
-            "--seconds".into(),
-            args.seconds.to_string(),
-            "--warmup".into(),
-            args.warmup.to_string(),
-        ],
+        step: config(&step)?,
+        profile: step.profile,
         threshold: args.threshold / 100.0,
         out: args
             .out
@@ -309,7 +328,7 @@ pub fn check(args: CheckArgs) -> Result<check::Options> {
 }
 
 pub fn report(args: ReportArgs) -> Result<report::Options> {
-    let results = report::results_file(&args.results);
+    let results = crate::results::file::named(&args.results);
     let out = match args.out {
         Some(out) => out,
         None => results

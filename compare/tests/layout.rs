@@ -479,3 +479,80 @@ fn every_link_of_the_readme_the_book_and_the_reports_resolves() {
         broken.join("\n")
     );
 }
+
+/// compare's layers, bottom first: a module may use its own layer's and
+/// those below, never one above (the circle check orders each layer inside).
+const LAYERS: &[(&str, &[&str])] = &[
+    (
+        "the vocabulary",
+        &[
+            "defaults",
+            "named",
+            "shell",
+            "stats",
+            "adapters",
+            "matrix",
+            "placement",
+            "external",
+            "implementation",
+            "program",
+        ],
+    ),
+    ("the results, as data", &["results"]),
+    (
+        "the instruments and where servers run",
+        &["measure", "remote"],
+    ),
+    (
+        "the programs and the machine",
+        &[
+            "cargo",
+            "versions",
+            "binaries",
+            "releases",
+            "upkeep",
+            "environment",
+        ],
+    ),
+    (
+        "one repetition and the plan of a run",
+        &["child", "repetition", "pair", "plan", "progress"],
+    ),
+    ("the readers of results", &["report", "check"]),
+    ("the commands", &["run", "bisect", "list"]),
+    ("the command line", &["cli", "options"]),
+];
+
+#[test]
+fn no_layer_of_compare_uses_one_above_it() {
+    let rank = |module: &Module| -> Option<usize> {
+        let top = module.first()?;
+        let found = LAYERS
+            .iter()
+            .position(|(_, names)| names.contains(&top.as_str()));
+        Some(found.unwrap_or_else(|| {
+            panic!("compare's module {top} is in no layer: add it to LAYERS in tests/layout.rs")
+        }))
+    };
+    let mut report = Vec::new();
+    for (module, used) in graph(&workspace().join("compare/src")) {
+        // The crate's root declares every module; it is no layer.
+        let Some(own) = rank(&module) else { continue };
+        for other in used {
+            if let Some(theirs) = rank(&other).filter(|&theirs| theirs > own) {
+                report.push(format!(
+                    "{} ({}) uses {} ({})",
+                    module.join("::"),
+                    LAYERS[own].0,
+                    other.join("::"),
+                    LAYERS[theirs].0
+                ));
+            }
+        }
+    }
+    assert!(
+        report.is_empty(),
+        "a layer uses one above it (move the item down, or the user up):\n{}",
+        report.join("\n")
+    );
+}

@@ -17,7 +17,7 @@ use crate::tls::{Connector, TlsError};
 use crate::wire::{Failure, Line};
 use crate::{deny, fault};
 
-#[derive(Debug, Parser)]
+#[derive(Debug, PartialEq, Parser)]
 #[command(about = "One side of the muduo-style TCP pingpong; prints JSON lines on stdout")]
 pub struct Cli {
     #[command(subcommand)]
@@ -28,7 +28,7 @@ pub struct Cli {
     pub knobs: String,
 }
 
-#[derive(Debug, Subcommand)]
+#[derive(Debug, PartialEq, Subcommand)]
 pub enum Command {
     /// Echo every byte back; print a ready line, serve until stdin closes.
     Server(ServerArgs),
@@ -36,7 +36,7 @@ pub enum Command {
     Client(ClientArgs),
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, PartialEq, Args)]
 pub struct ServerArgs {
     /// Address to listen on; port 0 picks a free one, reported in the ready line.
     #[arg(long, default_value = "127.0.0.1:0")]
@@ -60,7 +60,7 @@ pub struct ServerArgs {
     pub tls_resumption: bool,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, PartialEq, Args)]
 pub struct ClientArgs {
     /// The server's address, as its ready line reported it.
     #[arg(long)]
@@ -112,7 +112,7 @@ pub struct ClientArgs {
 }
 
 /// What both sides agree on.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Copy, PartialEq, Args)]
 pub struct Shape {
     /// Threads (executors, event loops) this process runs.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
@@ -138,6 +138,100 @@ impl Shape {
         }
         Ok(())
     }
+}
+
+impl Cli {
+    /// The command line that parses back into this, the binary's name
+    /// aside: what an orchestrator starts a binary with, written once
+    /// beside the parser. A flag at its default is left out.
+    pub fn to_args(&self) -> Vec<String> {
+        let mut args = match &self.command {
+            Command::Server(server) => server.to_args(),
+            Command::Client(client) => client.to_args(),
+        };
+        if !self.knobs.is_empty() {
+            args.extend(["--knobs".into(), self.knobs.clone()]);
+        }
+        args
+    }
+}
+
+impl ServerArgs {
+    fn to_args(&self) -> Vec<String> {
+        let mut args = vec!["server".into(), "--bind".into(), self.bind.to_string()];
+        args.extend(self.shape.to_args());
+        args.extend(["--work".into(), self.work.to_string()]);
+        flag(&mut args, "--until-killed", self.until_killed);
+        flag(&mut args, "--tls", self.tls);
+        flag(&mut args, "--tls-resumption", self.tls_resumption);
+        args
+    }
+}
+
+impl ClientArgs {
+    fn to_args(&self) -> Vec<String> {
+        let mut args = vec![
+            "client".into(),
+            "--connect".into(),
+            self.connect.to_string(),
+        ];
+        args.extend(self.shape.to_args());
+        args.extend(["--connections".into(), self.connections.to_string()]);
+        match self.blocks {
+            // A fixed number of blocks has no window to time.
+            Some(blocks) => args.extend(["--blocks".into(), blocks.to_string()]),
+            None => args.extend([
+                "--warmup".into(),
+                self.warmup.to_string(),
+                "--seconds".into(),
+                self.seconds.to_string(),
+            ]),
+        }
+        flag(&mut args, "--no-latency", self.no_latency);
+        if self.arrival != Arrival::Gated {
+            args.extend(["--arrival".into(), value(self.arrival)]);
+        }
+        if let Some(churn) = self.churn {
+            args.extend(["--churn".into(), churn.to_string()]);
+        }
+        if let Some(rate) = self.rate {
+            args.extend(["--rate".into(), rate.to_string()]);
+        }
+        if let Some(trust) = &self.tls_trust {
+            args.extend(["--tls-trust".into(), trust.clone()]);
+        }
+        flag(&mut args, "--tls-resumption", self.tls_resumption);
+        flag(&mut args, "--linger", self.linger);
+        args
+    }
+}
+
+impl Shape {
+    fn to_args(self) -> [String; 6] {
+        [
+            "--threads".into(),
+            self.threads.to_string(),
+            "--block".into(),
+            self.block.to_string(),
+            "--window".into(),
+            self.window.to_string(),
+        ]
+    }
+}
+
+/// `name` where `set`.
+fn flag(args: &mut Vec<String>, name: &str, set: bool) {
+    if set {
+        args.push(name.into());
+    }
+}
+
+/// A value of a `clap::ValueEnum` as its flag takes it.
+fn value(v: impl clap::ValueEnum) -> String {
+    v.to_possible_value()
+        .expect("every value can be named")
+        .get_name()
+        .to_string()
 }
 
 /// Parses seconds: finite, and positive or non-negative.
@@ -254,6 +348,138 @@ pub fn main<R: Runtime>() -> ExitCode {
         Err(failure) => {
             Line::Error(failure).print();
             ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn shape() -> impl Strategy<Value = Shape> {
+        (1..=1024u32, 1..=65536u32, 1..=16u32).prop_map(|(threads, block, window)| Shape {
+            threads,
+            block,
+            window,
+        })
+    }
+
+    fn address() -> impl Strategy<Value = SocketAddr> {
+        (any::<[u8; 4]>(), any::<u16>()).prop_map(|(ip, port)| SocketAddr::from((ip, port)))
+    }
+
+    /// Seconds as a person or compare writes them: whole milliseconds.
+    fn seconds(least: u64) -> impl Strategy<Value = f64> {
+        (least..100_000u64).prop_map(|ms| ms as f64 / 1000.0)
+    }
+
+    fn server() -> impl Strategy<Value = ServerArgs> {
+        (
+            address(),
+            shape(),
+            any::<u64>(),
+            any::<bool>(),
+            any::<Option<bool>>(),
+        )
+            .prop_map(|(bind, shape, work, until_killed, tls)| ServerArgs {
+                bind,
+                shape,
+                work,
+                until_killed,
+                tls: tls.is_some(),
+                tls_resumption: tls == Some(true),
+            })
+    }
+
+    fn client() -> impl Strategy<Value = ClientArgs> {
+        let timed = (seconds(0), seconds(1), any::<bool>(), any::<Option<u64>>());
+        let tls = proptest::option::of(("[A-Za-z0-9+/]{1,40}", any::<bool>()));
+        (
+            address(),
+            shape(),
+            1..=20_000u32,
+            timed,
+            tls,
+            any::<bool>(),
+            0..4u8,
+        )
+            .prop_map(
+                |(
+                    connect,
+                    shape,
+                    connections,
+                    (warmup, seconds, immediate, churn),
+                    tls,
+                    linger,
+                    kind,
+                )| {
+                    let mut client = ClientArgs {
+                        connect,
+                        shape,
+                        connections,
+                        warmup: 0.25,
+                        seconds: 1.0,
+                        blocks: None,
+                        no_latency: false,
+                        arrival: Arrival::Gated,
+                        churn: None,
+                        rate: None,
+                        tls_trust: tls.as_ref().map(|(trust, _)| trust.clone()),
+                        tls_resumption: tls.is_some_and(|(_, resume)| resume),
+                        linger,
+                    };
+                    // What the flags allow together: counted blocks, a timed
+                    // window with or without latency, churn or arrival, or the
+                    // open loop's rate.
+                    match kind {
+                        0 => client.blocks = churn.map(|n| n.max(1)).or(Some(1)),
+                        1 => {
+                            (client.warmup, client.seconds) = (warmup, seconds);
+                            client.no_latency = immediate;
+                        }
+                        2 => {
+                            (client.warmup, client.seconds) = (warmup, seconds);
+                            client.churn = churn.map(|n| n.max(1));
+                            client.arrival = match immediate {
+                                true => Arrival::Immediate,
+                                false => Arrival::Gated,
+                            };
+                        }
+                        _ => {
+                            (client.warmup, client.seconds) = (warmup, seconds);
+                            client.rate = Some(churn.unwrap_or(1).max(1));
+                            (client.tls_trust, client.tls_resumption) = (None, false);
+                        }
+                    }
+                    client
+                },
+            )
+    }
+
+    fn parsed(cli: &Cli) -> Cli {
+        let args = cli.to_args();
+        Cli::try_parse_from(std::iter::once("pingpong-test".to_string()).chain(args.clone()))
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+    }
+
+    proptest! {
+        #[test]
+        fn a_server_command_line_parses_back_into_what_wrote_it(
+            args in server(),
+            knobs in "|[a-z_]{1,12}=[0-9]{1,4}",
+        ) {
+            let cli = Cli { command: Command::Server(args), knobs };
+            prop_assert_eq!(parsed(&cli), cli);
+        }
+
+        #[test]
+        fn a_client_command_line_parses_back_into_what_wrote_it(
+            args in client(),
+            knobs in "|[a-z_]{1,12}=[0-9]{1,4}",
+        ) {
+            let cli = Cli { command: Command::Client(args), knobs };
+            prop_assert_eq!(parsed(&cli), cli);
         }
     }
 }

@@ -12,9 +12,9 @@ use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 
+use crate::defaults;
 use crate::named::Named;
 use crate::results::Results;
-use crate::{defaults, report};
 use verdicts::Render;
 
 /// How `compare check` prints its comparison.
@@ -76,7 +76,7 @@ pub fn check(options: Options) -> Result<Outcome> {
         .results
         .iter()
         .map(|p| {
-            let file = report::results_file(p);
+            let file = crate::results::file::named(p);
             Ok((file.display().to_string(), Results::load(&file)?))
         })
         .collect::<Result<_>>()?;

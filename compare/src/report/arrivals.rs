@@ -7,9 +7,9 @@
 use pingpong::client::Arrival;
 
 use super::grid::{Entry, Grid, View, plural};
+use crate::results::TcpStats;
 use crate::results::{Cell, Results, Rtt, Run, Status};
 use crate::stats::median;
-use crate::tcp_stats::TcpStats;
 
 /// What the arrivals tables' columns mean.
 const LEGEND: &str = "Arrival tables: medians of the runs; all up = seconds until every \

@@ -5,8 +5,8 @@
 use anyhow::Result;
 
 use super::document::{Document, Export};
+use crate::results::Usage;
 use crate::results::{Cell, Cost, Results, Run};
-use crate::usage::Usage;
 
 pub struct Csv;
 

@@ -80,15 +80,6 @@ pub fn report(options: &Options) -> Result<Vec<PathBuf>> {
     write(&results, &options.formats, &options.out, &reference)
 }
 
-/// The file a results path names: the file itself or `results.json` in a folder.
-pub fn results_file(path: &Path) -> PathBuf {
-    if path.is_dir() {
-        path.join("results.json")
-    } else {
-        path.to_path_buf()
-    }
-}
-
 /// The reference of the relative tables: `asked`, else mio, else the first implementation.
 pub fn reference(results: &Results, asked: Option<&str>) -> Result<String> {
     let implementations = &results.config.implementations;

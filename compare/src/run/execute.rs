@@ -1,12 +1,12 @@
 //! The matrix loop: every group's cells, repetitions interleaved, each
-//! repetition asked of a [`Runner`] and recorded, the results file saved
+//! repetition asked of a [`Measure`] and recorded, the results file saved
 //! after every one. A cell that fails or cannot run costs that cell only;
 //! an interrupt stops the loop with what was measured kept.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::{Result, ensure};
+use anyhow::Result;
 
 use super::interrupt::Interrupt;
 use super::prepare::Placements;
@@ -15,8 +15,8 @@ use crate::placement::Placement;
 use crate::plan::Plan;
 use crate::program::Programs;
 use crate::progress::Progress;
-use crate::results::{Cell, OpenLoop, Results, Resumptions, Rtt, Run, Series, Status};
-use crate::runner::{ClientMeasurement, Job, Measurement, RepetitionError, Runner};
+use crate::repetition::{Job, Measure, RepetitionError};
+use crate::results::{Cell, Results, Run, Status};
 
 /// How the loop ended.
 #[derive(Debug, PartialEq, Eq)]
@@ -65,87 +65,118 @@ impl Execution<'_> {
     pub fn run(
         &self,
         results: &mut Results,
-        runner: &mut dyn Runner,
+        measure: &mut dyn Measure,
         progress: &mut Progress,
     ) -> Result<Ended> {
-        let plan = self.plan;
-        let mut order = results
+        let order = results
             .cells
             .iter()
             .flat_map(|c| c.runs.iter().chain(&c.cost_run).map(|r| r.order))
             .max()
             .unwrap_or(0);
+        let mut state = Loop {
+            execution: self,
+            results,
+            measure,
+            progress,
+            order,
+        };
+        let ended = match state.all()? {
+            true => Ended::Interrupted,
+            false => Ended::Completed,
+        };
+        Ok(ended)
+    }
+}
+
+/// The loop's own state: the results it fills, what measures each
+/// repetition, the progress shown, and the place in the run's sequence of
+/// the last repetition.
+struct Loop<'a> {
+    execution: &'a Execution<'a>,
+    results: &'a mut Results,
+    measure: &'a mut dyn Measure,
+    progress: &'a mut Progress,
+    order: usize,
+}
+
+impl<'a> Loop<'a> {
+    /// Every group of the plan in turn; whether an interrupt stopped it.
+    fn all(&mut self) -> Result<bool> {
+        let plan = self.execution.plan;
         let mut budget = plan.budget;
         for (done, &(workload, load)) in plan.groups.iter().enumerate() {
-            let placement = &self.placements[&load.threads];
-            let cells = plan
-                .servers
-                .iter()
-                .map(|server| {
-                    let client = plan.client_of(server);
-                    results.cell_index(
-                        (server, self.programs[&server.name()].version()),
-                        (client, self.programs[&client.name()].version()),
-                        load,
-                        workload,
-                        placement,
-                    )
-                })
-                .collect();
-            let group = Group {
-                workload,
-                load,
-                placement,
-                cells,
-            };
+            let group = self.group(workload, load);
             for repetition in 1..=plan.repeat {
-                let due = group.due(results, |cell| cell.runs.len() < repetition);
-                if self.round(results, &group, &due, runner, progress, &mut order)? {
-                    return Ok(Ended::Interrupted);
+                let due = group.due(self.results, |cell| cell.runs.len() < repetition);
+                if self.round(&group, &due)? {
+                    return Ok(true);
                 }
             }
             if let Some(target) = plan.precision {
                 let share = budget.map(|left| left / (plan.groups.len() - done) as u32);
                 let started = Instant::now();
-                let interrupted = self
-                    .until_precise(results, &group, target, share, runner, progress, &mut order)?;
-                if interrupted {
-                    return Ok(Ended::Interrupted);
+                if self.until_precise(&group, target, share)? {
+                    return Ok(true);
                 }
                 if let Some(left) = &mut budget {
                     *left = left.saturating_sub(started.elapsed());
                 }
             }
-            if self.cost_round(results, &group, runner, progress, &mut order)? {
-                return Ok(Ended::Interrupted);
+            if self.cost_round(&group)? {
+                return Ok(true);
             }
         }
-        Ok(Ended::Completed)
+        Ok(false)
+    }
+
+    /// The cells of every implementation at `load` of `workload`, made
+    /// where the results do not hold them yet.
+    fn group(&mut self, workload: Workload, load: Load) -> Group<'a> {
+        let execution = self.execution;
+        let (plan, programs) = (execution.plan, execution.programs);
+        let placement = &execution.placements[&load.threads];
+        let cells = plan
+            .servers
+            .iter()
+            .map(|server| {
+                let client = plan.client_of(server);
+                self.results.cell_index(
+                    (server, programs[&server.name()].version()),
+                    (client, programs[&client.name()].version()),
+                    load,
+                    workload,
+                    placement,
+                )
+            })
+            .collect();
+        Group {
+            workload,
+            load,
+            placement,
+            cells,
+        }
     }
 
     /// Further rounds of the group's cells still short of `target`, within
     /// `share` of the budget; whether an interrupt stopped them.
-    #[allow(clippy::too_many_arguments)]
     fn until_precise(
-        &self,
-        results: &mut Results,
+        &mut self,
         group: &Group,
         target: f64,
         share: Option<Duration>,
-        runner: &mut dyn Runner,
-        progress: &mut Progress,
-        order: &mut usize,
     ) -> Result<bool> {
         let started = Instant::now();
         loop {
-            let due = group.due(results, |cell| {
-                cell.short_of(target) && cell.runs.len() < self.plan.max_repeat
+            let max_repeat = self.execution.plan.max_repeat;
+            let due = group.due(self.results, |cell| {
+                cell.short_of(target) && cell.runs.len() < max_repeat
             });
             if due.is_empty() || share.is_some_and(|share| started.elapsed() >= share) {
                 return Ok(false);
             }
-            progress.more(due.len());
-            if self.round(results, group, &due, runner, progress, order)? {
+            self.progress.more(due.len());
+            if self.round(group, &due)? {
                 return Ok(true);
             }
         }
@@ -155,45 +186,41 @@ impl Execution<'_> {
     /// cost run yet: one more repetition, which the kernel counts; whether
     /// an interrupt stopped it. A cost run that fails costs the cell its
     /// counts, not its figure.
-    fn cost_round(
-        &self,
-        results: &mut Results,
-        group: &Group,
-        runner: &mut dyn Runner,
-        progress: &mut Progress,
-        order: &mut usize,
-    ) -> Result<bool> {
+    fn cost_round(&mut self, group: &Group) -> Result<bool> {
+        let (execution, results) = (self.execution, &mut *self.results);
         let due = group.due(results, |cell| {
             cell.status == Status::Ok && cell.cost_run.is_none() && cell.cost_absent.is_none()
         });
-        if let Err(why) = self.counting {
+        if let Err(why) = execution.counting {
             for &i in &due {
                 results.cells[i].cost_absent = Some(why.clone());
             }
-            results.save(self.path)?;
+            results.save(execution.path)?;
             return Ok(false);
         }
-        progress.more(due.len());
+        self.progress.more(due.len());
         for i in due {
-            if self.interrupt.raised() {
+            if execution.interrupt.raised() {
                 return Ok(true);
             }
             let cell = &results.cells[i];
-            let what = format!("{} cost run", self.label(cell, group));
-            progress.start(&what);
-            *order += 1;
-            let measured = runner.run(&self.job(results, i, group, true));
-            if self.interrupt.raised() {
+            let what = format!("{} cost run", execution.label(cell, group));
+            self.progress.start(&what);
+            self.order += 1;
+            let measured = self
+                .measure
+                .measure(&execution.job(results, i, group, true));
+            if execution.interrupt.raised() {
                 return Ok(true);
             }
             let cell = &mut results.cells[i];
             match measured {
                 Ok(m) if m.server_cost.is_some() || m.client_cost.is_some() => {
                     let absent = m.cost_absent.clone();
-                    match run_of(*order, group.workload.block, m) {
+                    match m.into_run(self.order, group.workload.block) {
                         Ok(run) => {
-                            progress.finished(&format!("{what}  {}", brief(&run)));
-                            cell.set_cost_run(run, self.plan.noisy_percent);
+                            self.progress.finished(&format!("{what}  {}", brief(&run)));
+                            cell.set_cost_run(run, execution.plan.noisy_percent);
                             cell.cost_absent = absent;
                         }
                         Err(e) => cell.cost_absent = Some(format!("the cost run failed: {e:#}")),
@@ -203,74 +230,71 @@ impl Execution<'_> {
                     let why = m
                         .cost_absent
                         .unwrap_or_else(|| "nothing was counted".into());
-                    progress.finished(&format!("{what}  not counted: {why}"));
+                    self.progress
+                        .finished(&format!("{what}  not counted: {why}"));
                     cell.cost_absent = Some(why);
                 }
                 Err(e) => {
-                    progress.finished(&format!("{what}  FAILED: {e}"));
+                    self.progress.finished(&format!("{what}  FAILED: {e}"));
                     cell.cost_absent = Some(format!("the cost run failed: {e}"));
                 }
             }
-            results.save(self.path)?;
+            results.save(execution.path)?;
         }
         Ok(false)
     }
 
     /// One repetition of each of the `due` cells of `group`, in order, each
     /// saved as it ends; whether an interrupt stopped the round.
-    fn round(
-        &self,
-        results: &mut Results,
-        group: &Group,
-        due: &[usize],
-        runner: &mut dyn Runner,
-        progress: &mut Progress,
-        order: &mut usize,
-    ) -> Result<bool> {
+    fn round(&mut self, group: &Group, due: &[usize]) -> Result<bool> {
+        let (execution, results) = (self.execution, &mut *self.results);
         for &i in due {
             let cell = &results.cells[i];
             let what = format!(
                 "{} run {}/{}",
-                self.label(cell, group),
+                execution.label(cell, group),
                 cell.runs.len() + 1,
-                self.plan.max_repeat
+                execution.plan.max_repeat
             );
-            if self.interrupt.raised() {
+            if execution.interrupt.raised() {
                 return Ok(true);
             }
             if cell.status != Status::Ok {
-                progress.finished(&format!("{what}  skipped: the cell has no figure already"));
+                self.progress
+                    .finished(&format!("{what}  skipped: the cell has no figure already"));
                 continue;
             }
-            progress.start(&what);
-            *order += 1;
-            let job = self.job(results, i, group, false);
-            let outcome = runner
-                .run(&job)
-                .and_then(|m| run_of(*order, group.workload.block, m).map_err(Into::into));
-            if self.interrupt.raised() {
+            self.progress.start(&what);
+            self.order += 1;
+            let job = execution.job(results, i, group, false);
+            let order = self.order;
+            let outcome = self
+                .measure
+                .measure(&job)
+                .and_then(|m| m.into_run(order, group.workload.block).map_err(Into::into));
+            if execution.interrupt.raised() {
                 // Killed by the interrupt: not a fault of the implementation.
                 return Ok(true);
             }
             let cell = &mut results.cells[i];
             match outcome {
                 Ok(run) => {
-                    progress.finished(&format!("{what}  {}", brief(&run)));
-                    cell.push(run, self.plan.noisy_percent);
+                    self.progress.finished(&format!("{what}  {}", brief(&run)));
+                    cell.push(run, execution.plan.noisy_percent);
                 }
                 Err(e @ RepetitionError::Unavailable { .. }) => {
-                    progress.finished(&format!("{what}  unavailable: {e}"));
+                    self.progress.finished(&format!("{what}  unavailable: {e}"));
                     let RepetitionError::Unavailable { short, .. } = &e else {
                         unreachable!()
                     };
                     cell.set_unavailable(short.clone(), e.to_string());
                 }
                 Err(e @ RepetitionError::Failed(_)) => {
-                    progress.finished(&format!("{what}  FAILED: {e}"));
+                    self.progress.finished(&format!("{what}  FAILED: {e}"));
                     cell.fail(e.to_string());
                 }
             }
-            results.save(self.path)?;
+            results.save(execution.path)?;
         }
         Ok(false)
     }
@@ -309,92 +333,6 @@ impl Execution<'_> {
     }
 }
 
-/// A repetition's record, from what the runner measured.
-fn open_loop_of(o: pingpong::wire::OpenLoop) -> Result<OpenLoop> {
-    Ok(OpenLoop {
-        rate: o.rate,
-        achieved: o.achieved,
-        due: o.due,
-        returned: o.returned,
-        uncorrected: Rtt::from_histogram(o.uncorrected_histogram)?,
-        lag: Rtt::from_histogram(o.lag_histogram)?,
-        timer: Rtt::from_histogram(o.timer_histogram)?,
-        lag_series: o.lag_series,
-        generator_busy: o.generator_busy,
-        not_sustained: o.not_sustained,
-    })
-}
-
-fn run_of(order: usize, block: usize, m: Measurement) -> Result<Run> {
-    let (bytes, seconds) = match &m.client {
-        ClientMeasurement::Ours(r) => (r.bytes, r.seconds),
-        ClientMeasurement::External { bytes, seconds, .. } => (*bytes, *seconds),
-    };
-    ensure!(
-        bytes > 0,
-        "no byte came back inside the {seconds:.2} s window: at this load a round trip takes \
-         longer than the warm-up and the window; lengthen --warmup or --seconds"
-    );
-    let mib_per_s = bytes as f64 / seconds / (1 << 20) as f64;
-    let mut run = Run {
-        order,
-        mib_per_s,
-        messages_per_s: bytes as f64 / block as f64 / seconds,
-        bytes,
-        seconds,
-        connect_seconds: None,
-        verified_connections: None,
-        fairness: None,
-        starved_connections: None,
-        rtt: None,
-        connect: None,
-        first_rtt: None,
-        opened_connections: None,
-        resumptions: None,
-        open_loop: None,
-        tcp: m.tcp,
-        mib_per_server_cpu_s: m
-            .server_usage
-            .filter(|u| u.cpu_percent > 0.0)
-            .map(|u| mib_per_s / (u.cpu_percent / 100.0)),
-        server_usage: m.server_usage,
-        client_usage: m.client_usage,
-        server_cpus: m.server_cpus,
-        client_cpus: Vec::new(),
-        series: None,
-        server_cost: m.server_cost,
-        client_cost: m.client_cost,
-        counted: m.counted.clone().and_then(Result::ok),
-        counted_absent: m.counted.and_then(Result::err),
-    };
-    match m.client {
-        ClientMeasurement::Ours(r) => {
-            run.connect_seconds = Some(r.connect_seconds);
-            run.verified_connections = Some(r.verified_connections);
-            run.fairness = r.fairness;
-            run.starved_connections = Some(r.starved_connections);
-            run.rtt = r.rtt_histogram.map(Rtt::from_histogram).transpose()?;
-            run.opened_connections = r.opened_connections;
-            run.resumptions = r.tls.and_then(|t| {
-                Some(Resumptions {
-                    handshakes: t.handshakes?,
-                    with_ticket: t.with_ticket?,
-                })
-            });
-            run.open_loop = r.open_loop.map(|o| open_loop_of(*o)).transpose()?;
-            run.connect = r.connect_histogram.map(Rtt::from_histogram).transpose()?;
-            run.first_rtt = r.first_rtt_histogram.map(Rtt::from_histogram).transpose()?;
-            run.client_cpus = r.cpus;
-            run.series = (!r.series.is_empty()).then_some(Series {
-                seconds: r.slice_seconds,
-                bytes: r.series,
-            });
-        }
-        ClientMeasurement::External { cpus, .. } => run.client_cpus = cpus,
-    }
-    Ok(run)
-}
-
 /// A run's outcome in one line.
 fn brief(run: &Run) -> String {
     let mut line = format!("{:>9.1} MiB/s", run.mib_per_s);
@@ -429,13 +367,13 @@ mod tests {
     use crate::implementation::Implementation;
     use crate::matrix::cross;
     use crate::program::Program;
+    use crate::repetition::{ClientMeasurement, Measurement, Side};
     use crate::results::{Config, Cost};
-    use crate::runner::Side;
 
     /// What the mock answers for an implementation's `n`th call (from 0).
     type Answer = fn(usize) -> Result<Measurement, RepetitionError>;
 
-    /// Answers every repetition at once, in the runner's place: MiB/s by
+    /// Answers every repetition at once, in the measure's place: MiB/s by
     /// order of the call, or what `answers` says for an implementation.
     struct Mock {
         calls: Vec<(String, Load)>,
@@ -485,8 +423,8 @@ mod tests {
         }
     }
 
-    impl Runner for Mock {
-        fn run(&mut self, job: &Job) -> Result<Measurement, RepetitionError> {
+    impl Measure for Mock {
+        fn measure(&mut self, job: &Job) -> Result<Measurement, RepetitionError> {
             let Program::Binary { path, .. } = job.server else {
                 unreachable!("the mock runs ours only")
             };
@@ -553,12 +491,12 @@ mod tests {
         }
     }
 
-    /// Runs the loop over `results` with `runner`; saves into a fresh folder.
+    /// Runs the loop over `results` with `measure`; saves into a fresh folder.
     /// The kernel counts nothing here: no cost runs.
-    fn execute(results: &mut Results, runner: &mut Mock, interrupt: &Interrupt) -> Ended {
+    fn execute(results: &mut Results, measure: &mut Mock, interrupt: &Interrupt) -> Ended {
         execute_counting(
             results,
-            runner,
+            measure,
             interrupt,
             Err("not counted in these tests".into()),
         )
@@ -566,7 +504,7 @@ mod tests {
 
     fn execute_counting(
         results: &mut Results,
-        runner: &mut Mock,
+        measure: &mut Mock,
         interrupt: &Interrupt,
         counting: Result<(), String>,
     ) -> Ended {
@@ -613,7 +551,7 @@ mod tests {
             counting: &counting,
         };
         let ended = execution
-            .run(results, runner, &mut Progress::new(plan.runs().0, 0, true))
+            .run(results, measure, &mut Progress::new(plan.runs().0, 0, true))
             .unwrap();
         // What was saved last is what the loop holds.
         let saved = Results::load(&path).unwrap();
@@ -636,12 +574,12 @@ mod tests {
     #[test]
     fn repetitions_interleave_the_implementations_load_by_load() {
         let mut r = Results::new(config(&["tokio", "mio", "smol"], cross(&[1], &[1, 10]), 2));
-        let mut runner = mock();
+        let mut measure = mock();
         assert_eq!(
-            execute(&mut r, &mut runner, &Interrupt::default()),
+            execute(&mut r, &mut measure, &Interrupt::default()),
             Ended::Completed
         );
-        let called: Vec<(&str, usize)> = runner
+        let called: Vec<(&str, usize)> = measure
             .calls
             .iter()
             .map(|(n, l)| (n.as_str(), l.connections))
@@ -677,11 +615,11 @@ mod tests {
             cross(&[1], &[1, 10]),
             3,
         ));
-        let mut runner = mock();
-        runner.answers.insert("tokio".into(), |_| {
+        let mut measure = mock();
+        measure.answers.insert("tokio".into(), |_| {
             Err(anyhow!("server start: the server passed its deadline of 10.0 s; killed").into())
         });
-        runner.answers.insert("glommio".into(), |_| {
+        measure.answers.insert("glommio".into(), |_| {
             Err(RepetitionError::Unavailable {
                 side: Side::Server,
                 short: "io_uring forbidden".into(),
@@ -689,11 +627,11 @@ mod tests {
             })
         });
         assert_eq!(
-            execute(&mut r, &mut runner, &Interrupt::default()),
+            execute(&mut r, &mut measure, &Interrupt::default()),
             Ended::Completed
         );
         // A cell without a figure is not tried again.
-        let tried = |name: &str| runner.calls.iter().filter(|(n, _)| n == name).count();
+        let tried = |name: &str| measure.calls.iter().filter(|(n, _)| n == name).count();
         assert_eq!((tried("tokio"), tried("glommio"), tried("mio")), (2, 2, 6));
         for cell in &r.cells {
             match cell.implementation.as_str() {
@@ -721,9 +659,9 @@ mod tests {
     #[test]
     fn a_measurement_with_no_bytes_fails_its_cell_with_advice() {
         let mut r = Results::new(config(&["mio"], cross(&[1], &[1]), 1));
-        let mut runner = mock();
-        runner.answers.insert("mio".into(), |_| Ok(measured(0)));
-        execute(&mut r, &mut runner, &Interrupt::default());
+        let mut measure = mock();
+        measure.answers.insert("mio".into(), |_| Ok(measured(0)));
+        execute(&mut r, &mut measure, &Interrupt::default());
         assert_eq!(r.cells[0].status, Status::Failed);
         assert!(
             r.cells[0]
@@ -738,9 +676,12 @@ mod tests {
     fn an_interrupt_stops_the_loop_with_the_runs_before_it_kept() {
         let mut r = Results::new(config(&["tokio", "mio"], cross(&[1], &[1, 10]), 2));
         let interrupt = Interrupt::default();
-        let mut runner = mock();
-        runner.interrupt_at = Some((3, interrupt.clone()));
-        assert_eq!(execute(&mut r, &mut runner, &interrupt), Ended::Interrupted);
+        let mut measure = mock();
+        measure.interrupt_at = Some((3, interrupt.clone()));
+        assert_eq!(
+            execute(&mut r, &mut measure, &interrupt),
+            Ended::Interrupted
+        );
         // The third run was under way: killed, so neither recorded nor blamed.
         let runs: usize = r.cells.iter().map(|c| c.runs.len()).sum();
         assert_eq!(runs, 2);
@@ -780,14 +721,14 @@ mod tests {
 
     /// A steady implementation (1 MiB every time) and a noisy one (1 or 3).
     fn steady_and_noisy() -> Mock {
-        let mut runner = mock();
-        runner
+        let mut measure = mock();
+        measure
             .answers
             .insert("mio".into(), |_| Ok(measured(1 << 20)));
-        runner.answers.insert("tokio".into(), |n| {
+        measure.answers.insert("tokio".into(), |n| {
             Ok(measured((1 + 2 * (n as u64 % 2)) << 20))
         });
-        runner
+        measure
     }
 
     #[test]
@@ -799,9 +740,9 @@ mod tests {
             None,
         );
         let mut r = Results::new(config);
-        let mut runner = steady_and_noisy();
+        let mut measure = steady_and_noisy();
         assert_eq!(
-            execute(&mut r, &mut runner, &Interrupt::default()),
+            execute(&mut r, &mut measure, &Interrupt::default()),
             Ended::Completed
         );
         let (mio, tokio) = (&r.cells[0], &r.cells[1]);
@@ -812,7 +753,7 @@ mod tests {
         assert_eq!(tokio.runs.len(), 10);
         assert!(tokio.short_of(5.0), "{:?}", tokio.precision());
         // The further rounds interleave the cells still short, as the first do.
-        let called: Vec<&str> = runner.calls.iter().map(|(n, _)| n.as_str()).collect();
+        let called: Vec<&str> = measure.calls.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(
             &called[..8],
             [
@@ -830,8 +771,8 @@ mod tests {
             Some(0.0),
         );
         let mut r = Results::new(config);
-        let mut runner = steady_and_noisy();
-        execute(&mut r, &mut runner, &Interrupt::default());
+        let mut measure = steady_and_noisy();
+        execute(&mut r, &mut measure, &Interrupt::default());
         // No time beyond the first rounds: three runs each, both short.
         assert_eq!((r.cells[0].runs.len(), r.cells[1].runs.len()), (3, 3));
         assert!(r.cells.iter().all(|c| c.short_of(5.0)));
@@ -840,8 +781,8 @@ mod tests {
     #[test]
     fn each_cell_gets_one_cost_run_apart_from_its_figure() {
         let mut r = Results::new(config(&["mio", "tokio"], cross(&[1], &[1]), 2));
-        let mut runner = mock();
-        execute_counting(&mut r, &mut runner, &Interrupt::default(), Ok(()));
+        let mut measure = mock();
+        execute_counting(&mut r, &mut measure, &Interrupt::default(), Ok(()));
         for cell in &r.cells {
             let cost = cell.cost_run.as_ref().expect("a cost run");
             // After the cell's timed runs, in the run's sequence.

@@ -43,7 +43,7 @@ pub struct Tally {
 }
 
 pub fn finish(results: &mut Results, out: &Path, ended: Ended, tally: Tally) -> Result<Outcome> {
-    let path = out.join("results.json");
+    let path = crate::results::file::in_folder(out);
     if ended == Ended::Interrupted {
         results.save(&path)?;
         eprintln!(

@@ -1,12 +1,12 @@
 //! Ctrl-C and SIGTERM: the repetition in flight dies with its processes,
 //! and the run stops, saving what it has measured.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use anyhow::{Context, Result};
 
-use crate::process;
+use crate::child;
 
 /// Whether the run was told to stop.
 #[derive(Clone, Default)]
@@ -14,16 +14,21 @@ pub struct Interrupt(Arc<AtomicBool>);
 
 impl Interrupt {
     /// Raised by Ctrl-C or SIGTERM, which also kill every child process:
-    /// nothing outlives the run. Once per process.
+    /// nothing outlives the run. The handler is installed once per process;
+    /// every run of it (bisect's steps) shares it.
     pub fn install() -> Result<Self> {
+        static INSTALLED: OnceLock<Interrupt> = OnceLock::new();
+        if let Some(interrupt) = INSTALLED.get() {
+            return Ok(interrupt.clone());
+        }
         let interrupt = Self::default();
         let raised = interrupt.clone();
         ctrlc::set_handler(move || {
             raised.raise();
-            process::kill_all();
+            child::kill_all();
         })
         .context("installing the Ctrl-C handler")?;
-        Ok(interrupt)
+        Ok(INSTALLED.get_or_init(|| interrupt).clone())
     }
 
     pub fn raise(&self) {

@@ -51,7 +51,7 @@ pub fn run(options: Options) -> Result<Outcome> {
     };
     let mut prepared = prepare::prepare(&plan, &mut results, &out, &build)?;
 
-    let path = out.join("results.json");
+    let path = crate::results::file::in_folder(&out);
     let cost_runs = results
         .cells
         .iter()
@@ -98,7 +98,7 @@ pub fn run(options: Options) -> Result<Outcome> {
         interrupt: &interrupt,
         counting: &prepared.counting,
     };
-    let ended = execution.run(&mut results, &mut prepared.runner, &mut progress)?;
+    let ended = execution.run(&mut results, &mut prepared.pair, &mut progress)?;
     progress.finish();
     let tally = finish::Tally {
         total: progress.total(),
@@ -110,7 +110,7 @@ pub fn run(options: Options) -> Result<Outcome> {
 
 /// The results of an interrupted run, to continue.
 fn resume(dir: &Path) -> Result<Results> {
-    let mut results = Results::load(&dir.join("results.json"))?;
+    let mut results = Results::load(&crate::results::file::in_folder(dir))?;
     results.config.resumed.push(chrono::Utc::now().to_rfc3339());
     results.config.ended = None;
     Ok(results)

@@ -8,12 +8,12 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 
 use crate::binaries;
-use crate::callgrind::Callgrind;
-use crate::counters::{self, Counters};
 use crate::environment;
+use crate::measure::callgrind::Callgrind;
+use crate::measure::counters::{self, Counters};
+use crate::pair::ProcessPair;
 use crate::placement::{self, Placement};
 use crate::plan::Plan;
-use crate::processes::ProcessRunner;
 use crate::program::{Program, Programs};
 use crate::remote::{self, Site};
 use crate::results::Results;
@@ -25,7 +25,7 @@ pub type Placements = HashMap<usize, Placement>;
 pub struct Prepared {
     pub programs: Programs,
     pub placements: Placements,
-    pub runner: ProcessRunner,
+    pub pair: ProcessPair,
     /// Whether the kernel can count the processes' system calls, or why not.
     pub counting: Result<(), String>,
     /// What the user should know before it starts.
@@ -110,7 +110,7 @@ pub fn prepare(plan: &Plan, results: &mut Results, out: &Path, build: &Build) ->
     // Made once the run can start (no empty folder for a refused one), and
     // saved before the first cell: an unwritable folder fails now, not after minutes.
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-    results.save(&out.join("results.json"))?;
+    results.save(&crate::results::file::in_folder(out))?;
     let counting = match results.config.cost {
         Some(false) => Err("--no-cost: no cost run was asked for".into()),
         _ => Counters::warm().map(drop),
@@ -124,7 +124,7 @@ pub fn prepare(plan: &Plan, results: &mut Results, out: &Path, build: &Build) ->
     Ok(Prepared {
         programs,
         placements,
-        runner: ProcessRunner::new(site, results.config.counted_blocks),
+        pair: ProcessPair::new(site, results.config.counted_blocks),
         counting,
         notes,
     })

@@ -7,8 +7,8 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use compare::defaults::PROFILE_ENV;
+use compare::results::Usage;
 use compare::results::{Cell, Results, Rtt, Run};
-use compare::usage::Usage;
 
 /// Long enough for a cold build of the runtime binaries on two cores.
 const LIMIT: Duration = Duration::from_secs(900);

@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use procfs::process::Process;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+
+use crate::results::Usage;
 
 /// A process's counters at one moment.
 #[derive(Debug, Clone)]
@@ -20,19 +20,6 @@ pub struct Sample {
     voluntary_switches: u64,
     involuntary_switches: u64,
     peak_rss_kib: u64,
-}
-
-/// What a process spent between two samples.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Usage {
-    /// CPU time over wall time: 100 is one core busy all the time.
-    pub cpu_percent: f64,
-    pub user_percent: f64,
-    pub system_percent: f64,
-    /// Peak resident set size (VmHWM) at the end of the window, in KiB.
-    pub peak_rss_kib: u64,
-    pub voluntary_switches_per_s: f64,
-    pub involuntary_switches_per_s: f64,
 }
 
 impl Sample {

@@ -1,4 +1,4 @@
-//! The real [`Runner`]: a server process and a client process, pinned, each
+//! The real [`Measure`](crate::repetition::Measure): a server process and a client process, pinned, each
 //! stage within a deadline; the client's result line is the measurement,
 //! and both processes are sampled at the window's edges.
 
@@ -8,20 +8,21 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail, ensure};
+use pingpong::cli::{Cli, ClientArgs, Command, ServerArgs, Shape};
 use pingpong::client::{Arrival, ClientConfig};
 use pingpong::wire::{Failure, Line, Window};
 
-use crate::callgrind::{self, Callgrind};
-use crate::counters::{Counters, Edge};
+use crate::child::{Child, Counting, EXIT_DEADLINE};
 use crate::external::{self, External};
 use crate::matrix::Tls;
-use crate::process::{Counting, EXIT_DEADLINE, Process};
+use crate::measure::callgrind::{self, Callgrind};
+use crate::measure::counters::{Counters, Edge};
+use crate::measure::usage::Sample;
 use crate::program::Program;
 use crate::remote::{Site, Ssh};
+use crate::repetition::{ClientMeasurement, Job, Measure, Measurement, RepetitionError, Side};
+use crate::results::TcpStats;
 use crate::results::{Cost, Counted};
-use crate::runner::{ClientMeasurement, Job, Measurement, RepetitionError, Runner, Side};
-use crate::tcp_stats::TcpStats;
-use crate::usage::Sample;
 
 /// How long a server may take to print its ready line (under callgrind, six
 /// times as long: valgrind reads the binary's debug information first).
@@ -31,7 +32,7 @@ const MARGIN: Duration = Duration::from_secs(5);
 
 /// Runs each repetition's processes, the server where `site` says; with
 /// `counted`, also counts each side's instructions for that many blocks.
-pub struct ProcessRunner {
+pub struct ProcessPair {
     site: Site,
     counted: Option<(u64, Result<Callgrind, String>)>,
     /// Held while repetitions are counted, so that each process's counters
@@ -49,7 +50,7 @@ const UNDER_VALGRIND: &str = "io_uring under valgrind: a thread waiting in io_ur
 /// Why a timed window's processes are not counted.
 const TIMED: &str = "a timed window is not counted: counting slows every system call";
 
-impl ProcessRunner {
+impl ProcessPair {
     pub fn new(site: Site, counted: Option<u64>) -> Self {
         Self {
             site,
@@ -113,7 +114,7 @@ impl Mode<'_> {
 /// A server that accepts connections.
 struct Server {
     /// Absent for a server started by hand; ssh, for one on another host.
-    process: Option<Process>,
+    process: Option<Child>,
     /// The server's process id, where it runs on this host and can be sampled.
     pid: Option<u32>,
     addr: SocketAddr,
@@ -122,8 +123,8 @@ struct Server {
     certificate: Option<String>,
 }
 
-impl Runner for ProcessRunner {
-    fn run(&mut self, job: &Job) -> Result<Measurement, RepetitionError> {
+impl Measure for ProcessPair {
+    fn measure(&mut self, job: &Job) -> Result<Measurement, RepetitionError> {
         if let Some(unavailable) = unsupported(job, &self.site) {
             return Err(unavailable);
         }
@@ -143,7 +144,7 @@ impl Runner for ProcessRunner {
     }
 }
 
-impl ProcessRunner {
+impl ProcessPair {
     /// Each side's user-space instructions per block: the difference between
     /// counts of `blocks` and of twice as many blocks per connection (so
     /// that starting and stopping cancel out), over as many blocks; and each
@@ -243,7 +244,7 @@ impl ProcessRunner {
 
 /// `error` of the client, led by the server's exit if it exited first: a
 /// crashed server is the cause, the client's complaint its effect.
-fn blamed(server: &mut Process, error: RepetitionError) -> RepetitionError {
+fn blamed(server: &mut Child, error: RepetitionError) -> RepetitionError {
     match server.exited() {
         Ok(Some(status)) => {
             let stderr = server.stderr_tail();
@@ -263,40 +264,38 @@ fn troubled(error: RepetitionError, tcp: Option<TcpStats>) -> RepetitionError {
     }
 }
 
-/// The shape options both of our binaries take.
-fn shape(job: &Job) -> Vec<String> {
-    [
-        ("--threads", job.load.threads),
-        ("--block", job.workload.block),
-        ("--window", job.workload.window),
-    ]
-    .iter()
-    .flat_map(|(option, value)| [option.to_string(), value.to_string()])
-    .collect()
+/// The shape both of our binaries take.
+fn shape(job: &Job) -> Shape {
+    Shape {
+        threads: job.load.threads as u32,
+        block: job.workload.block as u32,
+        window: job.workload.window as u32,
+    }
 }
 
-/// `--knobs` with a configuration's settings, if `program` has any.
-fn knobs(program: &Program) -> Vec<String> {
+/// A configuration's settings, if `program` has any, for `--knobs`.
+fn knobs(program: &Program) -> String {
     match program {
-        Program::Binary { knobs, .. } if !knobs.is_empty() => {
-            vec!["--knobs".into(), knobs.to_arg()]
-        }
-        _ => Vec::new(),
+        Program::Binary { knobs, .. } => knobs.to_arg(),
+        _ => String::new(),
     }
 }
 
 /// The arguments of our server bound to `bind`.
 fn server_args(job: &Job, bind: SocketAddr) -> Vec<String> {
-    let mut args = vec!["server".into(), "--bind".into(), bind.to_string()];
-    args.extend(shape(job));
-    args.extend(knobs(job.server));
-    args.extend(["--work".into(), job.work.to_string()]);
-    match job.workload.tls {
-        None => {}
-        Some(Tls::Full) => args.push("--tls".into()),
-        Some(Tls::Resumption) => args.extend(["--tls".into(), "--tls-resumption".into()]),
+    let server = ServerArgs {
+        bind,
+        shape: shape(job),
+        work: job.work,
+        until_killed: false,
+        tls: job.workload.tls.is_some(),
+        tls_resumption: job.workload.tls == Some(Tls::Resumption),
+    };
+    Cli {
+        command: Command::Server(server),
+        knobs: knobs(job.server),
     }
-    args
+    .to_args()
 }
 
 fn values<'h>(job: &Job, host: &'h str, port: u16) -> external::Values<'h> {
@@ -380,13 +379,13 @@ fn start_server(
         (Site::Local, Program::Binary { path, .. }) => {
             let args = server_args(job, SocketAddr::from(([127, 0, 0, 1], 0)));
             let (program, args) = mode.wrap(Side::Server, path, args);
-            let process = Process::spawn("server", &program, &args, cpus, counting)?;
+            let process = Child::spawn("server", &program, &args, cpus, counting)?;
             ready(process, deadline, None)
         }
         (Site::Ssh(ssh), Program::Binary { path, .. }) => {
             let args = ssh_server_args(ssh, path, job)?;
             let counting = Counting::Off("the server runs on another host");
-            let process = Process::spawn("server", Path::new(&ssh.program), &args, cpus, counting)?;
+            let process = Child::spawn("server", Path::new(&ssh.program), &args, cpus, counting)?;
             ready(process, deadline, Some(ssh.ip))
         }
         (Site::Local, Program::External(e)) => Ok(external_server(job, e, deadline, counting)?),
@@ -401,7 +400,7 @@ fn start_server(
 
 /// The server as its ready line says, at `host` when it runs on another one.
 fn ready(
-    mut process: Process,
+    mut process: Child,
     deadline: Instant,
     host: Option<IpAddr>,
 ) -> Result<Server, RepetitionError> {
@@ -435,7 +434,7 @@ fn external_server(
 ) -> Result<Server> {
     let port = free_port()?;
     let command = e.server_command(&values(job, "127.0.0.1", port))?;
-    let mut process = Process::spawn(
+    let mut process = Child::spawn(
         "server",
         Path::new(&command[0]),
         &command[1..],
@@ -533,55 +532,46 @@ fn our_client(
     counting: Counting,
 ) -> Result<Measurement, RepetitionError> {
     let mut config = client_config(job, server.addr);
-    // Lingering, it is still alive (not a zombie) when sampled at the window's end.
-    let mut args: Vec<String> = ["client", "--linger", "--connect"].map(String::from).into();
-    args.push(server.addr.to_string());
-    args.extend(shape(job));
-    args.extend(knobs(job.client));
-    args.extend(["--connections".into(), job.load.connections.to_string()]);
-    match mode {
-        Mode::Timed => args.extend([
-            "--warmup".into(),
-            job.warmup.as_secs_f64().to_string(),
-            "--seconds".into(),
-            job.seconds.as_secs_f64().to_string(),
-        ]),
-        Mode::Counted { blocks, .. } => {
-            // The clock that times round trips is the suite's work, not
-            // the runtime's: counted without it. Connections stay open and
-            // start together.
-            config.blocks = Some(blocks);
-            config.churn = None;
-            config.rate = None;
-            config.arrival = Arrival::Gated;
-            config.warmup = Duration::ZERO;
-            config.latency = false;
-            args.extend(["--blocks".into(), blocks.to_string()]);
-        }
+    if let Mode::Counted { blocks, .. } = mode {
+        // The clock that times round trips is the suite's work, not the
+        // runtime's: counted without it. Connections stay open and start
+        // together.
+        config.blocks = Some(blocks);
+        config.churn = None;
+        config.rate = None;
+        config.arrival = Arrival::Gated;
+        config.warmup = Duration::ZERO;
+        config.latency = false;
     }
-    if !config.latency {
-        args.push("--no-latency".into());
-    }
-    if config.arrival == Arrival::Immediate {
-        args.extend(["--arrival".into(), "immediate".into()]);
-    }
-    if let Some(churn) = config.churn {
-        args.extend(["--churn".into(), churn.to_string()]);
-    }
-    if let Some(rate) = config.rate {
-        args.extend(["--rate".into(), rate.to_string()]);
-    }
-    if let Some(tls) = job.workload.tls {
-        let certificate = server.certificate.clone().ok_or_else(|| {
+    let tls_trust = match job.workload.tls {
+        None => None,
+        Some(_) => Some(server.certificate.clone().ok_or_else(|| {
             anyhow!("the server's ready line carries no certificate for the client to trust")
-        })?;
-        args.extend(["--tls-trust".into(), certificate]);
-        if tls == Tls::Resumption {
-            args.push("--tls-resumption".into());
-        }
+        })?),
+    };
+    let client = ClientArgs {
+        connect: server.addr,
+        shape: shape(job),
+        connections: job.load.connections as u32,
+        warmup: config.warmup.as_secs_f64(),
+        seconds: config.seconds.as_secs_f64(),
+        blocks: config.blocks,
+        no_latency: !config.latency,
+        arrival: config.arrival,
+        churn: config.churn,
+        rate: config.rate,
+        tls_trust,
+        tls_resumption: job.workload.tls == Some(Tls::Resumption),
+        // Lingering, it is still alive (not a zombie) when sampled at the window's end.
+        linger: true,
+    };
+    let args = Cli {
+        command: Command::Client(client),
+        knobs: knobs(job.client),
     }
+    .to_args();
     let (program, args) = mode.wrap(Side::Client, bin, args);
-    let mut client = Process::spawn(
+    let mut client = Child::spawn(
         "client",
         &program,
         &args,
@@ -665,7 +655,7 @@ fn external_client(job: &Job, e: &External, server: &mut Server) -> Result<Measu
     let command = e.client_command(&values)?;
     let opened = server.pid.and_then(|pid| Sample::take(pid).ok());
     let counted_from = server.counts(Edge::Opens);
-    let mut client = Process::spawn(
+    let mut client = Child::spawn(
         "client",
         Path::new(&command[0]),
         &command[1..],

@@ -1,4 +1,4 @@
-//! A child process as the runner needs one: in its own process group,
+//! A child process as a repetition needs one: in its own process group,
 //! pinned to CPUs, its stdout read line by line, every wait bounded by a
 //! deadline, and killed with its whole group when dropped (or, on Ctrl-C,
 //! with every other child at once).
@@ -6,7 +6,7 @@
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{self, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::Mutex;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread::{self, JoinHandle};
@@ -18,7 +18,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use wait_timeout::ChildExt;
 
-use crate::counters::{Counters, Edge};
+use crate::measure::counters::{Counters, Edge};
 use crate::results::Cost;
 
 /// How long a process may take to exit once its work is done.
@@ -39,10 +39,10 @@ pub fn kill_all() {
 }
 
 /// A child process in its own process group, killed with its group when dropped.
-pub struct Process {
+pub struct Child {
     /// What it is to the run ("server", "client"), for messages.
     role: &'static str,
-    child: Child,
+    child: process::Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
     stderr: Option<JoinHandle<String>>,
@@ -65,7 +65,7 @@ pub enum Counting {
     Off(&'static str),
 }
 
-impl Process {
+impl Child {
     /// Starts `program` with `args`, confined to `cpus` (none: not pinned),
     /// its system calls counted or not.
     pub fn spawn(
@@ -250,7 +250,7 @@ impl Process {
     }
 }
 
-impl Drop for Process {
+impl Drop for Child {
     fn drop(&mut self) {
         let group = self.child.id() as i32;
         // The whole group, whether or not its leader is still there: a
@@ -266,7 +266,7 @@ impl Drop for Process {
 /// Spawns `cmd` from a thread of its own that first opens counters which
 /// the child, and every thread it starts, inherits; the thread then waits
 /// until the counters are dropped, so that they keep following the child.
-fn spawn_counted(mut cmd: Command) -> (std::io::Result<Child>, Result<Counted, String>) {
+fn spawn_counted(mut cmd: Command) -> (std::io::Result<process::Child>, Result<Counted, String>) {
     let (sent, spawned) = mpsc::channel();
     let (keeper, released) = mpsc::channel::<()>();
     let started = thread::Builder::new()
@@ -307,9 +307,9 @@ fn cpu_set(cpus: &[usize]) -> Result<CpuSet> {
 mod tests {
     use super::*;
 
-    fn sh(script: &str, cpus: &[usize]) -> Process {
+    fn sh(script: &str, cpus: &[usize]) -> Child {
         let args = ["-c".to_string(), script.to_string()];
-        Process::spawn("server", Path::new("/bin/sh"), &args, cpus, Counting::On).unwrap()
+        Child::spawn("server", Path::new("/bin/sh"), &args, cpus, Counting::On).unwrap()
     }
 
     fn alive(pid: u32) -> bool {
@@ -402,7 +402,7 @@ mod tests {
     fn a_process_not_counted_says_why() {
         let args = ["-c".to_string(), "exit 0".to_string()];
         let why = "a server on another host";
-        let mut p = Process::spawn(
+        let mut p = Child::spawn(
             "server",
             Path::new("/bin/sh"),
             &args,

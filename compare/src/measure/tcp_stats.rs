@@ -6,27 +6,7 @@
 
 use std::collections::HashMap;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-/// TCP counters of the network namespace, or their change over a repetition.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct TcpStats {
-    /// Handshakes completed that the accept queue had no room for
-    /// (TcpExt ListenOverflows).
-    pub listen_overflows: u64,
-    /// SYNs and handshakes a listener dropped, overflows among them
-    /// (TcpExt ListenDrops).
-    pub listen_drops: u64,
-    /// SYNs sent again for want of an answer (TcpExt TCPSynRetrans).
-    pub syn_retransmits: u64,
-    /// Segments sent again, SYNs among them (Tcp RetransSegs).
-    pub retransmitted_segments: u64,
-    /// Connections opened by connect(2) (Tcp ActiveOpens).
-    pub active_opens: u64,
-    /// Connections a listener completed (Tcp PassiveOpens).
-    pub passive_opens: u64,
-}
+use crate::results::TcpStats;
 
 impl TcpStats {
     /// The counters now.
@@ -68,33 +48,6 @@ impl TcpStats {
             retransmitted_segments: get("Tcp:RetransSegs")?,
             active_opens: get("Tcp:ActiveOpens")?,
             passive_opens: get("Tcp:PassiveOpens")?,
-        })
-    }
-
-    /// What changed since `earlier`.
-    pub fn since(&self, earlier: &Self) -> Self {
-        Self {
-            listen_overflows: self
-                .listen_overflows
-                .saturating_sub(earlier.listen_overflows),
-            listen_drops: self.listen_drops.saturating_sub(earlier.listen_drops),
-            syn_retransmits: self.syn_retransmits.saturating_sub(earlier.syn_retransmits),
-            retransmitted_segments: self
-                .retransmitted_segments
-                .saturating_sub(earlier.retransmitted_segments),
-            active_opens: self.active_opens.saturating_sub(earlier.active_opens),
-            passive_opens: self.passive_opens.saturating_sub(earlier.passive_opens),
-        }
-    }
-
-    /// The connection troubles counted, in words, if any.
-    pub fn troubles(&self) -> Option<String> {
-        (self.listen_drops + self.syn_retransmits > 0).then(|| {
-            format!(
-                "the kernel counted {} listen-queue overflows, {} listen drops and {} SYN \
-                 retransmissions over the run",
-                self.listen_overflows, self.listen_drops, self.syn_retransmits
-            )
         })
     }
 }

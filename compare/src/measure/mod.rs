@@ -1,0 +1,11 @@
+//! The instruments: what each process of a repetition spent and did, read
+//! from the outside. CPU time and memory from /proc ([`usage`]), system
+//! calls and context switches as the kernel counts them ([`counters`]),
+//! user-space instructions under valgrind ([`callgrind`]), and the
+//! kernel's TCP counters ([`tcp_stats`]). What they read is the schema's
+//! ([`crate::results`]); the schema knows nothing of them.
+
+pub mod callgrind;
+pub mod counters;
+pub mod tcp_stats;
+pub mod usage;

@@ -1,0 +1,263 @@
+//! The figures that follow from a cell's runs: median, min and max of
+//! each, the interval of the median and the precision it reaches, modes,
+//! what a block cost each side; and the percentiles of a round-trip
+//! histogram. Computed again whenever a file is read, so that a file
+//! written before a figure existed gets it wherever its runs have the data.
+
+use anyhow::{Context, Result};
+
+use super::{
+    Cell, Cost, CountedSummary, Figures, Interval, PerBlock, Rtt, Run, Series, Status, Summary,
+    Usage,
+};
+use crate::defaults;
+use crate::stats;
+
+impl Series {
+    /// MiB/s of each slice.
+    pub fn mib_per_s(&self) -> Vec<f64> {
+        self.bytes
+            .iter()
+            .zip(&self.seconds)
+            .map(|(&b, &s)| b as f64 / s / (1 << 20) as f64)
+            .collect()
+    }
+
+    /// (max - min) / median of the slices' MiB/s: 0 for a steady window.
+    pub fn spread(&self) -> Option<f64> {
+        let rates = self.mib_per_s();
+        let median = stats::median(&rates).filter(|m| *m > 0.0)?;
+        let (min, max) = rates.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &r| {
+            (lo.min(r), hi.max(r))
+        });
+        Some((max - min) / median)
+    }
+}
+
+impl Run {
+    /// Blocks that came back inside the window.
+    pub fn blocks(&self, block: usize) -> f64 {
+        self.bytes as f64 / block as f64
+    }
+
+    /// CPU microseconds per block of one process in this run: all, user, system.
+    fn cpu_per_block(&self, block: usize, usage: Option<Usage>) -> Option<[f64; 3]> {
+        let usage = usage?;
+        let us = |percent: f64| percent / 100.0 * self.seconds * 1e6 / self.blocks(block);
+        Some([
+            us(usage.cpu_percent),
+            us(usage.user_percent),
+            us(usage.system_percent),
+        ])
+    }
+
+    /// One process's counts in this (cost) run, per block.
+    fn counts_per_block(&self, block: usize, cost: Option<Cost>) -> Option<[f64; 7]> {
+        let cost = cost?;
+        let per = |n: u64| n as f64 / self.blocks(block);
+        Some([
+            per(cost.syscalls),
+            per(cost.reads),
+            per(cost.writes),
+            per(cost.waits),
+            per(cost.futex),
+            per(cost.other_syscalls()),
+            per(cost.context_switches),
+        ])
+    }
+}
+
+/// What a block cost one process: CPU time over the timed runs, counts
+/// from the cost run; none where there is neither.
+fn per_block(
+    runs: &[Run],
+    cost_run: Option<&Run>,
+    cpu: impl Fn(&Run) -> Option<[f64; 3]>,
+    counts: impl Fn(&Run) -> Option<[f64; 7]>,
+) -> Option<PerBlock> {
+    let cpu: Vec<[f64; 3]> = runs.iter().filter_map(cpu).collect();
+    let counts = cost_run.and_then(counts);
+    let time = |i: usize| Summary::of(cpu.iter().map(|v| v[i]));
+    let count = |i: usize| Summary::of(counts.map(|c| c[i]));
+    (!cpu.is_empty() || counts.is_some()).then(|| PerBlock {
+        cpu_us: time(0),
+        user_us: time(1),
+        system_us: time(2),
+        syscalls: count(0),
+        reads: count(1),
+        writes: count(2),
+        waits: count(3),
+        futex: count(4),
+        other_syscalls: count(5),
+        context_switches: count(6),
+    })
+}
+
+impl Rtt {
+    pub fn from_histogram(encoded: String) -> Result<Self> {
+        let h = pingpong::latency::decode(&encoded).context("the client's RTT histogram")?;
+        let us = |q: f64| h.value_at_quantile(q) as f64 / 1000.0;
+        Ok(Self {
+            count: h.len(),
+            mean_us: h.mean() / 1000.0,
+            p50_us: us(0.5),
+            p90_us: us(0.9),
+            p95_us: us(0.95),
+            p99_us: us(0.99),
+            p999_us: us(0.999),
+            max_us: h.max() as f64 / 1000.0,
+            histogram: encoded,
+        })
+    }
+}
+
+impl Summary {
+    /// `None` for no values.
+    pub fn of(values: impl IntoIterator<Item = f64>) -> Option<Self> {
+        let v: Vec<f64> = values.into_iter().collect();
+        Some(Self {
+            median: stats::median(&v)?,
+            min: v.iter().copied().reduce(f64::min)?,
+            max: v.iter().copied().reduce(f64::max)?,
+        })
+    }
+}
+
+impl Cell {
+    /// Why the cell did not sustain its open-loop rate, if any run did not:
+    /// how many did not, and the first one's reason.
+    pub fn not_sustained(&self) -> Option<String> {
+        let short: Vec<&str> = self
+            .runs
+            .iter()
+            .filter_map(|r| r.open_loop.as_ref()?.not_sustained.as_deref())
+            .collect();
+        let first = short.first()?;
+        Some(format!(
+            "{} of {} runs: {first}",
+            short.len(),
+            self.runs.len()
+        ))
+    }
+
+    /// Records the cell's cost run; `noisy_percent` is the run's threshold.
+    pub fn set_cost_run(&mut self, run: Run, noisy_percent: f64) {
+        self.cost_run = Some(run);
+        self.summarize(noisy_percent);
+    }
+
+    /// Adds a successful repetition; `noisy_percent` is the run's threshold.
+    pub fn push(&mut self, run: Run, noisy_percent: f64) {
+        self.runs.push(run);
+        self.summarize(noisy_percent);
+    }
+
+    /// Computes the cell's summaries from its runs.
+    pub(super) fn summarize(&mut self, noisy_percent: f64) {
+        if self.status != Status::Ok {
+            return;
+        }
+        let mib: Vec<f64> = self.runs.iter().map(|r| r.mib_per_s).collect();
+        self.mib_per_s = Summary::of(mib.iter().copied());
+        self.noisy = self
+            .mib_per_s
+            .is_some_and(|s| s.max > s.min * (1.0 + noisy_percent / 100.0));
+        self.interval =
+            stats::median_interval(&mib, defaults::CONFIDENCE).map(|(low, high, confidence)| {
+                Interval {
+                    low,
+                    high,
+                    confidence,
+                }
+            });
+        self.modes = stats::modes(&mib);
+        let runs = &self.runs;
+        let block = self.block;
+        let of = |f: &dyn Fn(&Run) -> Option<f64>| Summary::of(runs.iter().filter_map(f));
+        self.figures = Some(Figures {
+            messages_per_s: of(&|r| Some(r.messages_per_s)),
+            rtt_p50_us: of(&|r| Some(r.rtt.as_ref()?.p50_us)),
+            rtt_p95_us: of(&|r| Some(r.rtt.as_ref()?.p95_us)),
+            rtt_p99_us: of(&|r| Some(r.rtt.as_ref()?.p99_us)),
+            server_cpu_percent: of(&|r| Some(r.server_usage?.cpu_percent)),
+            client_cpu_percent: of(&|r| Some(r.client_usage?.cpu_percent)),
+            server_peak_rss_kib: of(&|r| Some(r.server_usage?.peak_rss_kib as f64)),
+            client_peak_rss_kib: of(&|r| Some(r.client_usage?.peak_rss_kib as f64)),
+            mib_per_server_cpu_s: of(&|r| r.mib_per_server_cpu_s),
+            connect_seconds: of(&|r| r.connect_seconds),
+            fairness: of(&|r| r.fairness),
+            window_spread: of(&|r| r.series.as_ref()?.spread()),
+            server_per_block: per_block(
+                runs,
+                self.cost_run.as_ref(),
+                |r| r.cpu_per_block(block, r.server_usage),
+                |r| r.counts_per_block(block, r.server_cost),
+            ),
+            client_per_block: per_block(
+                runs,
+                self.cost_run.as_ref(),
+                |r| r.cpu_per_block(block, r.client_usage),
+                |r| r.counts_per_block(block, r.client_cost),
+            ),
+            counted: runs
+                .iter()
+                .any(|r| r.counted.is_some())
+                .then(|| CountedSummary {
+                    server_instructions: of(&|r| Some(r.counted?.server_instructions)),
+                    client_instructions: of(&|r| Some(r.counted?.client_instructions)),
+                    server_syscalls: of(&|r| r.counted?.server_syscalls),
+                    client_syscalls: of(&|r| r.counted?.client_syscalls),
+                }),
+        });
+    }
+
+    /// How precisely the runs pin the median down: the half-width of its
+    /// 95% interval in percent of the median; none until there are runs
+    /// enough for 95% (six).
+    pub fn precision(&self) -> Option<f64> {
+        let (median, interval) = (self.mib_per_s?.median, self.interval?);
+        (interval.confidence >= defaults::CONFIDENCE && median > 0.0)
+            .then(|| (median - interval.low).max(interval.high - median) / median * 100.0)
+    }
+
+    /// Whether the cell needs more runs for `target` percent of precision.
+    pub fn short_of(&self, target: f64) -> bool {
+        self.status == Status::Ok && self.precision().is_none_or(|p| p > target)
+    }
+
+    /// Marks the cell unavailable: the implementation cannot start here.
+    pub fn set_unavailable(&mut self, short: String, error: String) {
+        self.status = Status::Unavailable;
+        self.unavailable = Some(short);
+        self.error = Some(error);
+        self.mib_per_s = None;
+        self.figures = None;
+        self.interval = None;
+        self.modes = None;
+    }
+
+    /// Marks the cell failed: one failed repetition means no figure for the cell.
+    pub fn fail(&mut self, error: String) {
+        if self.status == Status::Ok {
+            self.status = Status::Failed;
+            self.error = Some(error);
+            self.mib_per_s = None;
+            self.figures = None;
+            self.interval = None;
+            self.modes = None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_is_median_min_max() {
+        let s = Summary::of([3.0, 1.0, 2.0]).unwrap();
+        assert_eq!((s.median, s.min, s.max), (2.0, 1.0, 3.0));
+        assert_eq!(Summary::of([4.0, 1.0, 2.0, 3.0]).unwrap().median, 2.5);
+        assert!(Summary::of([]).is_none());
+    }
+}
