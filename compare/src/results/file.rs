@@ -1,17 +1,24 @@
 //! The results file on disk: its one name, reading any file of this
 //! schema (its figures computed again from its runs), and writing it so
-//! that it is complete at every moment.
+//! that it is complete at every moment. A committed report keeps its file
+//! compressed (gzip, `results.json.gz`), which reads the same.
 
 use std::fs;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, ensure};
+use flate2::read::GzDecoder;
 
 use super::{Results, SCHEMA};
 
 /// The name of a run's results file in its folder.
 pub const NAME: &str = "results.json";
+/// The same compressed, as a committed report keeps it.
+pub const COMPRESSED: &str = "results.json.gz";
+
+/// The first bytes of a gzip stream.
+const GZIP: [u8; 2] = [0x1f, 0x8b];
 
 /// The results file of the run in `folder`.
 pub fn in_folder(folder: &Path) -> PathBuf {
@@ -19,9 +26,11 @@ pub fn in_folder(folder: &Path) -> PathBuf {
 }
 
 /// The file a results path names: the file itself, or the results file of
-/// the run in a folder.
+/// the run in a folder (compressed where only that is there).
 pub fn named(path: &Path) -> PathBuf {
+    let compressed = path.join(COMPRESSED);
     match path.is_dir() {
+        true if !in_folder(path).exists() && compressed.exists() => compressed,
         true => in_folder(path),
         false => path.to_path_buf(),
     }
@@ -30,8 +39,19 @@ pub fn named(path: &Path) -> PathBuf {
 impl Results {
     /// Reads a results file of this schema.
     pub fn load(path: &Path) -> Result<Self> {
-        let text =
-            fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let read = || -> Result<String> {
+            let bytes = fs::read(path)?;
+            let mut text = String::new();
+            match bytes.starts_with(&GZIP) {
+                true => GzDecoder::new(&bytes[..]).read_to_string(&mut text)?,
+                false => {
+                    text = String::from_utf8(bytes)?;
+                    0
+                }
+            };
+            Ok(text)
+        };
+        let text = read().with_context(|| format!("reading {}", path.display()))?;
         Self::parse(&text, &path.display().to_string())
     }
 
@@ -82,9 +102,8 @@ mod tests {
 
     #[test]
     fn a_file_from_before_the_additions_still_loads() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../reports/2026-11-30-vm-2cpu/results.json");
-        let old = Results::load(&path).unwrap();
+        let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/2026-11-30-vm-2cpu");
+        let old = Results::load(&named(&folder)).unwrap();
         assert_eq!(old.cells.len(), 110);
         assert!(old.cells[0].runs[0].rtt.is_none());
         let figures = old.cells[0].figures.as_ref().unwrap();

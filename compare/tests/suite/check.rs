@@ -106,8 +106,7 @@ fn a_run_agrees_with_itself_and_a_halved_throughput_is_caught() {
 fn unusable_input_exits_2_with_the_reason() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small/results.json");
     let fixture = fixture.to_str().unwrap();
-    let other =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/2026-11-30-vm-2cpu/results.json");
+    let other = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/2026-11-30-vm-2cpu");
     for (args, expected) in [
         (vec![fixture], "needs --baseline NAME and --candidate NAME"),
         (

@@ -120,6 +120,10 @@ fn the_html_page_renders_in_a_real_browser_with_nothing_fetched() {
 
 #[test]
 fn every_committed_report_regenerates_byte_for_byte() {
+    // A committed report keeps its results (compressed) and what its pages
+    // show: report.md, and a chart the README or the book draws. What it
+    // keeps must be what the results render to; the rest is rendered here
+    // too, so that every format still comes out of every report.
     let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports");
     let mut checked = 0;
     for entry in std::fs::read_dir(&reports).unwrap() {
@@ -144,16 +148,17 @@ fn every_committed_report_regenerates_byte_for_byte() {
         }
         for file in files {
             let file_name = file.file_name().unwrap().to_string_lossy().into_owned();
-            let kept = std::fs::read(committed.join(&file_name))
-                .unwrap_or_else(|e| panic!("{name}/{file_name} is not committed: {e}"));
+            let Ok(kept) = std::fs::read(committed.join(&file_name)) else {
+                continue;
+            };
             assert!(
                 std::fs::read(&file).unwrap() == kept,
                 "{name}/{file_name} differs from the committed one"
             );
+            checked += 1;
         }
-        checked += 1;
     }
-    assert!(checked >= 2, "{checked} reports checked");
+    assert!(checked >= 10, "{checked} committed files checked");
 }
 
 #[test]
