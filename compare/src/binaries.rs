@@ -132,7 +132,8 @@ fn build(ours: Vec<Ours>, swept: &[String], root: &Path, profile: &str) -> Resul
                 .collect::<String>(),
             root.display()
         );
-        let built = cargo::build(root, target.as_deref(), profile, &adapters, &cfgs)?;
+        let binaries: Vec<cargo::Binary> = adapters.iter().map(|&a| a.into()).collect();
+        let built = cargo::build(root, target.as_deref(), profile, &binaries, &cfgs)?;
         for o in locked.iter().filter(|o| o.knobs.cfgs() == cfgs) {
             let binary = Program::Binary {
                 path: built[&o.adapter.binary()].clone(),

@@ -21,14 +21,29 @@ pub enum BuildError {
     Compile(String),
 }
 
-/// `cargo build --profile PROFILE` of exactly the binaries of `adapters` in
-/// the workspace at `root` (into `target`, when given), with `--cfg` of each
-/// of `cfgs` added to RUSTFLAGS; cargo says where it put them, by binary name.
+/// A binary to build: its package and its name.
+pub struct Binary {
+    pub package: String,
+    pub name: String,
+}
+
+impl From<&Adapter> for Binary {
+    fn from(adapter: &Adapter) -> Self {
+        Self {
+            package: adapter.package.into(),
+            name: adapter.binary(),
+        }
+    }
+}
+
+/// `cargo build --profile PROFILE` of exactly `binaries` in the workspace
+/// at `root` (into `target`, when given), with `--cfg` of each of `cfgs`
+/// added to RUSTFLAGS; cargo says where it put them, by binary name.
 pub fn build(
     root: &Path,
     target: Option<&Path>,
     profile: &str,
-    adapters: &[&Adapter],
+    binaries: &[Binary],
     cfgs: &[&str],
 ) -> Result<HashMap<String, PathBuf>, BuildError> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
@@ -47,8 +62,8 @@ pub fn build(
         }
         cmd.env("RUSTFLAGS", flags.trim());
     }
-    for a in adapters {
-        cmd.args(["-p", a.package, "--bin", &a.binary()]);
+    for b in binaries {
+        cmd.args(["-p", &b.package, "--bin", &b.name]);
     }
     let failed = |e: std::io::Error| BuildError::Cargo(format!("running cargo: {e}"));
     let mut child = cmd.spawn().map_err(failed)?;
@@ -86,9 +101,9 @@ pub fn build(
             None => BuildError::Cargo(cargo_errors(&stderr)),
         });
     }
-    for a in adapters {
-        if !found.contains_key(&a.binary()) {
-            return Err(BuildError::Cargo(format!("cargo built no {}", a.binary())));
+    for b in binaries {
+        if !found.contains_key(&b.name) {
+            return Err(BuildError::Cargo(format!("cargo built no {}", b.name)));
         }
     }
     Ok(found)
@@ -123,8 +138,8 @@ mod tests {
         dir
     }
 
-    fn mio() -> &'static Adapter {
-        Adapter::find("mio").unwrap()
+    fn mio() -> Binary {
+        Adapter::find("mio").unwrap().into()
     }
 
     #[test]

@@ -2,22 +2,28 @@
 //! runtime crate (`tokio@1.47.0`): the adapter is copied into its own
 //! workspace under `target/versions/`, with the crate's requirement pinned to
 //! `=VERSION`, the main Cargo.lock as its starting point (so that nothing
-//! else moves), and its own lockfile, kept for the next run. Every release
-//! builds into one target folder, `target/versions/target`, so that what
-//! the releases share (pingpong and its dependencies) is built once; each
-//! release's binary is copied out beside its workspace.
+//! else moves), and its own lockfile, kept for the next run.
+//!
+//! It builds into the workspace's own target folder, with the workspace's
+//! one set of features (workspace-hack), so that what a release shares with
+//! the workspace (pingpong's dependencies, the runtime's other crates) is
+//! built once for all of them: between releases only the runtime crate, the
+//! glue and pingpong build again. Its copy of the adapter is a package of
+//! its own name, `<package>-<version>` with its binaries named so, which no
+//! other build overwrites; each release's binary is copied out beside its
+//! workspace, under the adapter's own name.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
 use cargo_lock::Lockfile;
-use toml_edit::{DocumentMut, Item, value};
+use toml_edit::{Array, ArrayOfTables, DocumentMut, Item, Table, value};
 
 use pingpong::knobs::Settings;
 
 use crate::adapters::Adapter;
-use crate::cargo::{self, BuildError, cfg_folder};
+use crate::cargo::{self, Binary, BuildError, cfg_folder};
 use crate::program::Program;
 
 /// Builds `adapter` against `version` of its crate with cargo profile
@@ -44,62 +50,82 @@ pub fn build(
         adapter.krate,
         dir.display()
     );
-    prepare(root, &sources, &dir, adapter.krate, version)
+    let package = release_name(adapter.package, version);
+    prepare(root, &sources, &dir, &package, adapter.krate, version)
         .with_context(|| format!("preparing the build of {name}"))?;
-    let shared = root.join("target").join("versions").join("target");
     let target = match cfgs.is_empty() {
-        true => shared.clone(),
-        false => shared.join(cfg_folder(&cfgs)),
+        true => root.join("target"),
+        false => root.join("target").join(cfg_folder(&cfgs)),
     };
-    fs::create_dir_all(&target)?;
-    // Every release's binary has one name in the shared folder: from the
-    // build until it is copied out, no other compare builds there.
-    let lock = fs::File::create(target.join("compare.lock"))?;
-    lock.lock()
-        .with_context(|| format!("locking {}", target.display()))?;
-    let built =
-        cargo::build(&dir, Some(&target), profile, &[adapter], &cfgs).map_err(|e| match e {
-            BuildError::Compile(error) => anyhow!(
-                "the {} adapter does not compile against {} {version}:\n{error}",
-                adapter.name,
-                adapter.krate
-            ),
-            BuildError::Cargo(error) => anyhow!(
-                "cannot build {} against {} {version}: cargo cannot resolve it (no such version, \
+    let binary = Binary {
+        name: release_name(&adapter.binary(), version),
+        package: package.clone(),
+    };
+    let built = cargo::build(
+        &dir,
+        Some(&target),
+        profile,
+        std::slice::from_ref(&binary),
+        &cfgs,
+    )
+    .map_err(|e| match e {
+        BuildError::Compile(error) => anyhow!(
+            "the {} adapter does not compile against {} {version}:\n{error}",
+            adapter.name,
+            adapter.krate
+        ),
+        BuildError::Cargo(error) => anyhow!(
+            "cannot build {} against {} {version}: cargo cannot resolve it (no such version, \
                  or not with the features the adapter uses): {error}",
-                adapter.name,
-                adapter.krate
-            ),
-        })?;
-    let resolved = locked_version(&dir.join("Cargo.lock"), adapter.package, adapter.krate)?;
+            adapter.name,
+            adapter.krate
+        ),
+    })?;
+    let resolved = locked_version(&dir.join("Cargo.lock"), &package, adapter.krate)?;
     if resolved != version {
         bail!(
             "{name} resolved to {} {resolved}, not {version}",
             adapter.krate
         );
     }
-    let binary = dir.join(match cfgs.is_empty() {
+    let path = dir.join(match cfgs.is_empty() {
         true => adapter.binary(),
         false => format!("{}-{}", adapter.binary(), cfg_folder(&cfgs)),
     });
-    fs::copy(&built[&adapter.binary()], &binary)
-        .with_context(|| format!("copying {name}'s binary to {}", binary.display()))?;
-    drop(lock);
+    fs::copy(&built[&binary.name], &path)
+        .with_context(|| format!("copying {name}'s binary to {}", path.display()))?;
     Ok(Program::Binary {
-        path: binary,
+        path,
         version: resolved,
         adapter,
         knobs: knobs.clone(),
     })
 }
 
-/// The crate that gives the workspace's crates one set of features (cargo hakari).
-const HACK: &str = "workspace-hack";
+/// `name` with the release in it, as a package or binary may be named:
+/// `pingpong-mio-1_2_4`.
+fn release_name(name: &str, version: &str) -> String {
+    let version: String = version
+        .chars()
+        .map(|c| match c.is_ascii_alphanumeric() {
+            true => c,
+            false => '_',
+        })
+        .collect();
+    format!("{name}-{version}")
+}
 
 /// Writes the isolated workspace: the root manifest with one member (the
-/// adapter's copy) and pingpong as a path outside it, and the adapter with
-/// its runtime crate pinned.
-fn prepare(root: &Path, sources: &Path, dir: &Path, krate: &str, version: &str) -> Result<()> {
+/// adapter's copy, named `package`) and the workspace's own crates as paths
+/// outside it, and the adapter with its runtime crate pinned.
+fn prepare(
+    root: &Path,
+    sources: &Path,
+    dir: &Path,
+    package: &str,
+    krate: &str,
+    version: &str,
+) -> Result<()> {
     let member = dir.join("adapter");
     fs::create_dir_all(member.join("src"))?;
     copy_tree(&sources.join("src"), &member.join("src"))?;
@@ -113,22 +139,18 @@ fn prepare(root: &Path, sources: &Path, dir: &Path, krate: &str, version: &str) 
     let workspace = manifest["workspace"]
         .as_table_mut()
         .context("the root Cargo.toml has no [workspace]")?;
-    workspace["members"] = value(toml_edit::Array::from_iter(["adapter"]));
-    let pingpong = root.join("pingpong");
-    workspace["dependencies"]["pingpong"]["path"] = value(pingpong.to_string_lossy().as_ref());
-    // The workspace's one set of features is for the workspace's own builds;
-    // a release resolves its own.
-    workspace["dependencies"]
-        .as_table_like_mut()
-        .context("the root Cargo.toml has no [workspace.dependencies]")?
-        .remove(HACK);
+    workspace["members"] = value(Array::from_iter(["adapter"]));
+    for (crate_name, folder) in [
+        ("pingpong", "pingpong"),
+        ("workspace-hack", "workspace-hack"),
+    ] {
+        let path = root.join(folder);
+        workspace["dependencies"][crate_name]["path"] = value(path.to_string_lossy().as_ref());
+    }
     fs::write(dir.join("Cargo.toml"), manifest.to_string())?;
 
     let mut adapter_manifest: DocumentMut =
         fs::read_to_string(sources.join("Cargo.toml"))?.parse()?;
-    if let Some(dependencies) = adapter_manifest["dependencies"].as_table_like_mut() {
-        dependencies.remove(HACK);
-    }
     let requirement = format!("={version}");
     match &mut adapter_manifest["dependencies"][krate] {
         Item::Value(toml_edit::Value::String(_)) => {
@@ -139,6 +161,7 @@ fn prepare(root: &Path, sources: &Path, dir: &Path, krate: &str, version: &str) 
         }
         _ => bail!("the adapter's Cargo.toml has no dependency on {krate}"),
     }
+    rename(&mut adapter_manifest, sources, package, version)?;
     fs::write(member.join("Cargo.toml"), adapter_manifest.to_string())?;
 
     // The main lockfile as a start: every other crate stays at its version.
@@ -147,6 +170,64 @@ fn prepare(root: &Path, sources: &Path, dir: &Path, krate: &str, version: &str) 
         fs::copy(root.join("Cargo.lock"), &lock)?;
     }
     Ok(())
+}
+
+/// Names the adapter's copy `package`, and each of its binaries with the
+/// release in its name; its library keeps its name, which its binaries use.
+fn rename(manifest: &mut DocumentMut, sources: &Path, package: &str, version: &str) -> Result<()> {
+    let own = manifest["package"]["name"]
+        .as_str()
+        .context("the adapter's Cargo.toml names no package")?
+        .to_string();
+    manifest["package"]["name"] = value(package);
+    manifest["package"]["autobins"] = value(false);
+    if sources.join("src/lib.rs").is_file() {
+        manifest["lib"]["name"] = value(own.replace('-', "_"));
+    }
+    let mut bins = ArrayOfTables::new();
+    for (name, path) in binaries(manifest, sources, &own)? {
+        let mut bin = Table::new();
+        bin["name"] = value(release_name(&name, version));
+        bin["path"] = value(path.to_string_lossy().as_ref());
+        bins.push(bin);
+    }
+    manifest["bin"] = Item::ArrayOfTables(bins);
+    Ok(())
+}
+
+/// The adapter's binaries, by name and path under its folder: its
+/// `[[bin]]` entries, else `src/main.rs` (named after the package) and
+/// `src/bin/*.rs`.
+fn binaries(manifest: &DocumentMut, sources: &Path, own: &str) -> Result<Vec<(String, PathBuf)>> {
+    if let Some(bins) = manifest.get("bin").and_then(Item::as_array_of_tables) {
+        return bins
+            .iter()
+            .map(|b| {
+                let name = b.get("name").and_then(Item::as_str);
+                let path = b.get("path").and_then(Item::as_str);
+                Ok((
+                    name.context("a [[bin]] without a name")?.to_string(),
+                    path.context("a [[bin]] without a path")?.into(),
+                ))
+            })
+            .collect();
+    }
+    let mut found = Vec::new();
+    if sources.join("src/main.rs").is_file() {
+        found.push((own.to_string(), "src/main.rs".into()));
+    }
+    if let Ok(dir) = fs::read_dir(sources.join("src/bin")) {
+        for entry in dir {
+            let path = entry?.path();
+            let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+            found.push((
+                stem.into_owned(),
+                Path::new("src/bin").join(path.file_name().unwrap()),
+            ));
+        }
+    }
+    found.sort();
+    Ok(found)
 }
 
 fn copy_tree(from: &Path, to: &Path) -> Result<()> {

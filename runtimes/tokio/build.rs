@@ -21,10 +21,12 @@ fn main() {
     };
     println!("cargo::rerun-if-changed={}", lock.display());
     let lockfile = Lockfile::load(&lock).expect("reading the lockfile");
+    // An isolated build names its copy of this crate after the release.
+    let me = std::env::var("CARGO_PKG_NAME").expect("cargo sets CARGO_PKG_NAME");
     let tokio = lockfile
         .packages
         .iter()
-        .find(|p| p.name.as_str() == "pingpong-tokio")
+        .find(|p| p.name.as_str() == me)
         .and_then(|p| p.dependencies.iter().find(|d| d.name.as_str() == "tokio"));
     if tokio.is_some_and(|d| d.version >= Version::new(1, 54, 0)) {
         println!("cargo::rustc-cfg=tokio_busy_tick");
