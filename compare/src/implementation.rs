@@ -2,16 +2,104 @@
 //! built against an exact crate version (`tokio@1.47.0`), one of ours with
 //! its runtime's knobs set (`tokio{event_interval=1}`, or both:
 //! `tokio@1.47.0{event_interval=1}`), or an external program described by a
-//! file (`--external muduo=muduo.toml`).
+//! file (`--external muduo=muduo.toml`). A name is parsed once, into a
+//! [`Spec`]; a range of releases (`tokio@1.45.0..1.54.1`) is one spec that
+//! stands for one implementation per release.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::sync::Arc;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 use pingpong::knobs::Settings;
+use semver::Version;
 
 use crate::adapters::{ADAPTERS, Adapter};
 use crate::external::External;
+
+/// A name as `--runtimes` spells it: `NAME`, `NAME@VERSION` (an exact
+/// release) or `NAME@A..B` (every release from A to B), each followed by
+/// `{KNOB=VALUE,...}` or not.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spec {
+    pub base: String,
+    pub versions: Versions,
+    /// What the braces hold (`event_interval=1`), if there are braces.
+    pub knobs: Option<String>,
+}
+
+/// Which versions of its crate a spec names.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Versions {
+    /// The one the workspace locks.
+    Locked,
+    Exact(Version),
+    /// Every release from the first to the second, inclusive.
+    Range(Version, Version),
+}
+
+impl Spec {
+    pub fn parse(spec: &str) -> Result<Self> {
+        let (head, knobs) = match spec.split_once('{') {
+            Some((head, rest)) => {
+                let Some(knobs) = rest.strip_suffix('}') else {
+                    bail!(
+                        "{spec:?}: the knobs end with a closing brace, as in tokio{{event_interval=1}}"
+                    );
+                };
+                (head, Some(knobs.to_string()))
+            }
+            None => (spec, None),
+        };
+        let (base, versions) = match head.split_once('@') {
+            None => (head, Versions::Locked),
+            Some((base, range)) => match range.split_once("..") {
+                Some((from, to)) => {
+                    let version = |v: &str| {
+                        Version::parse(v).with_context(|| {
+                            format!("{spec:?}: {v:?} is not a version, as in {base}@1.2.3..1.4.0")
+                        })
+                    };
+                    let (from, to) = (version(from)?, version(to)?);
+                    ensure!(from <= to, "{spec:?}: the range ends before it starts");
+                    (base, Versions::Range(from, to))
+                }
+                None => match Version::parse(range) {
+                    Ok(version) => (base, Versions::Exact(version)),
+                    Err(_) => bail!("{spec:?}: the version must be exact, as in {base}@1.2.3"),
+                },
+            },
+        };
+        Ok(Self {
+            base: base.into(),
+            versions,
+            knobs,
+        })
+    }
+
+    /// The same spec at `version`: one release of a range.
+    pub fn at(&self, version: Version) -> Self {
+        Self {
+            versions: Versions::Exact(version),
+            ..self.clone()
+        }
+    }
+}
+
+impl fmt::Display for Spec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.base)?;
+        match &self.versions {
+            Versions::Locked => {}
+            Versions::Exact(v) => write!(f, "@{v}")?,
+            Versions::Range(from, to) => write!(f, "@{from}..{to}")?,
+        }
+        match &self.knobs {
+            Some(knobs) => write!(f, "{{{knobs}}}"),
+            None => Ok(()),
+        }
+    }
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Implementation {
@@ -33,44 +121,44 @@ impl Implementation {
         if let Some(external) = externals.iter().find(|e| e.name == spec) {
             return Ok(Self::External(external.clone()));
         }
-        let (spec_base, knobs) = match spec.split_once('{') {
-            Some((base, rest)) => {
-                let Some(knobs) = rest.strip_suffix('}') else {
-                    bail!(
-                        "{spec:?}: the knobs end with a closing brace, as in tokio{{event_interval=1}}"
-                    );
-                };
-                (base, Some(knobs))
-            }
-            None => (spec, None),
-        };
-        let (name, pinned) = match spec_base.split_once('@') {
-            Some((name, version)) => (name, Some(version)),
-            None => (spec_base, None),
-        };
+        Self::of(&Spec::parse(spec)?, externals)
+    }
+
+    /// The implementation a spec of one version names.
+    pub fn of(spec: &Spec, externals: &[Arc<External>]) -> Result<Self> {
+        let name = spec.base.as_str();
         let adapter = ours(name, externals)?;
-        if let Some(version) = pinned {
-            let parts: Vec<&str> = version.split('.').collect();
-            if parts.len() != 3 || parts.iter().any(|p| p.parse::<u64>().is_err()) {
-                bail!("{spec:?}: the version must be exact, as in {name}@1.2.3");
+        let pinned = match &spec.versions {
+            Versions::Locked => None,
+            Versions::Exact(version) => Some(version.to_string()),
+            Versions::Range(..) => {
+                bail!("{spec}: a range stands for one implementation per release")
             }
-            if adapter.krate == "std" {
-                bail!(
-                    "{spec:?}: {name} is built on the standard library, which has no crate version to pin"
-                );
-            }
+        };
+        if pinned.is_some() && adapter.krate == "std" {
+            bail!(
+                "{spec:?}: {name} is built on the standard library, which has no crate version to pin",
+                spec = spec.to_string()
+            );
         }
-        let knobs = match knobs {
-            Some(text) => Settings::parse(text, adapter.knobs)
-                .with_context(|| format!("{spec:?}: {name}'s knobs (compare list shows them)"))?,
+        let knobs = match &spec.knobs {
+            Some(text) => Settings::parse(text, adapter.knobs).with_context(|| {
+                format!(
+                    "{:?}: {name}'s knobs (compare list shows them)",
+                    spec.to_string()
+                )
+            })?,
             None => Settings::default(),
         };
-        if knobs.is_empty() && spec.contains('{') {
-            bail!("{spec:?}: the braces set no knob; leave them out");
+        if knobs.is_empty() && spec.knobs.is_some() {
+            bail!(
+                "{:?}: the braces set no knob; leave them out",
+                spec.to_string()
+            );
         }
         Ok(Self::Ours {
             adapter,
-            pinned: pinned.map(Into::into),
+            pinned,
             knobs,
         })
     }
@@ -227,6 +315,37 @@ mod tests {
             ("tokio-local{disable_lifo_slot=true}", "unknown knob"),
         ] {
             let e = format!("{:#}", Implementation::parse(bad, &[]).unwrap_err());
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_spec_parses_into_its_parts_and_prints_back() {
+        for text in [
+            "tokio",
+            "tokio@1.47.0",
+            "tokio@1.3.0-rc.1",
+            "tokio@1.45.0..1.54.1",
+            "tokio@1.45.0..1.54.1{event_interval=1}",
+        ] {
+            assert_eq!(Spec::parse(text).unwrap().to_string(), text);
+        }
+        let range = Spec::parse("tokio@1.45.0..1.54.1{event_interval=1}").unwrap();
+        assert_eq!(
+            range.versions,
+            Versions::Range(Version::new(1, 45, 0), Version::new(1, 54, 1))
+        );
+        assert_eq!(
+            range.at(Version::new(1, 50, 0)).to_string(),
+            "tokio@1.50.0{event_interval=1}"
+        );
+        for (bad, says) in [
+            ("tokio@1.45..1.46.0", "is not a version"),
+            ("tokio@1.46.0..1.45.0", "ends before it starts"),
+            ("tokio@x..1.0.0", "is not a version"),
+            ("tokio@1.47", "must be exact"),
+        ] {
+            let e = format!("{:#}", Spec::parse(bad).unwrap_err());
             assert!(e.contains(says), "{bad}: {e}");
         }
     }

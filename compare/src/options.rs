@@ -12,7 +12,7 @@ use pingpong::protocol::MAX_IN_FLIGHT;
 use crate::adapters::ADAPTERS;
 use crate::cli::{BisectArgs, CheckArgs, Cli, Command, Precision, ReportArgs, RunArgs};
 use crate::external::External;
-use crate::implementation::{Implementation, split_list};
+use crate::implementation::{Implementation, Spec, Versions, split_list};
 use crate::results::{Config, ReleaseRange, Skipped, TlsSettings};
 use crate::shell::shell_words;
 use crate::{bisect, check, defaults, matrix, releases, remote, report, run};
@@ -64,12 +64,8 @@ fn config(args: &RunArgs) -> Result<Config> {
         for spec in &runtimes {
             match release_range(spec, args.pre_releases)? {
                 Some(range) => {
-                    for version in &range.versions {
-                        let name = spec.split_once('@').map_or(spec.as_str(), |(n, _)| n);
-                        servers.push(Implementation::parse(
-                            &format!("{name}@{version}"),
-                            &externals,
-                        )?);
+                    for name in range.names() {
+                        servers.push(Implementation::parse(&name, &externals)?);
                     }
                     releases.push(range);
                 }
@@ -191,17 +187,22 @@ fn config(args: &RunArgs) -> Result<Config> {
 /// The releases of `NAME@A..B`, if `spec` is a range: every one cargo's
 /// index lists between A and B, the yanked (and pre-releases unless asked
 /// for) left out and named.
-fn release_range(spec: &str, pre: bool) -> Result<Option<ReleaseRange>> {
-    let Some((name, from, to)) = releases::parse_range(spec)? else {
+fn release_range(text: &str, pre: bool) -> Result<Option<ReleaseRange>> {
+    // An external's name may hold anything; ours are specs.
+    let Ok(spec) = Spec::parse(text) else {
         return Ok(None);
     };
+    let Versions::Range(from, to) = &spec.versions else {
+        return Ok(None);
+    };
+    let (spec, name) = (text, spec.base.as_str());
     let Implementation::Ours { adapter, .. } = Implementation::parse(name, &[])? else {
         bail!("{spec:?}: only our implementations have releases");
     };
     if adapter.krate == "std" {
         bail!("{spec:?}: {name} is built on the standard library, which has no releases to sweep");
     }
-    let found = releases::between(adapter.krate, &from, &to, pre)?;
+    let found = releases::between(adapter.krate, from, to, pre)?;
     for (version, why) in &found.skipped {
         eprintln!("{} {version} left out: {why}", adapter.krate);
     }

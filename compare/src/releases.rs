@@ -9,24 +9,6 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail, ensure};
 use semver::Version;
-use serde::Deserialize;
-
-/// `NAME@A..B`: the implementation's name and the two ends, if `spec` is a range.
-pub fn parse_range(spec: &str) -> Result<Option<(&str, Version, Version)>> {
-    let Some((name, range)) = spec.split_once('@') else {
-        return Ok(None);
-    };
-    let Some((from, to)) = range.split_once("..") else {
-        return Ok(None);
-    };
-    let version = |v: &str| {
-        Version::parse(v)
-            .with_context(|| format!("{spec:?}: {v:?} is not a version, as in {name}@1.2.3..1.4.0"))
-    };
-    let (from, to) = (version(from)?, version(to)?);
-    ensure!(from <= to, "{spec:?}: the range ends before it starts");
-    Ok(Some((name, from, to)))
-}
 
 /// The releases of a range, in order, and those left out with why.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,26 +30,40 @@ pub fn between(krate: &str, from: &Version, to: &Version, pre: bool) -> Result<R
 }
 
 /// One release as the index lists it.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
     pub vers: String,
-    #[serde(default)]
     pub yanked: bool,
     /// When it was published (RFC 3339; entries from before 2025 have none).
-    #[serde(default)]
     pub pubtime: Option<String>,
     /// The oldest compiler it declares it builds with.
-    #[serde(default)]
     pub rust_version: Option<String>,
 }
 
+impl From<&crates_index::Version> for Entry {
+    fn from(v: &crates_index::Version) -> Self {
+        Self {
+            vers: v.version().into(),
+            yanked: v.is_yanked(),
+            pubtime: v.pubtime().map(Into::into),
+            rust_version: v.rust_version().map(Into::into),
+        }
+    }
+}
+
 /// Every release of `krate` in cargo's cache of its index entry, as cargo
-/// last fetched it (nothing is fetched here).
+/// last fetched it (nothing is fetched here): the cache of the cargo that
+/// runs, by crates-index, wherever cargo versions keep theirs apart.
 pub fn cached(krate: &str) -> Result<Vec<Entry>> {
-    let cache = cache_file(&cargo_home()?, krate)?;
-    let bytes = std::fs::read(&cache)
-        .with_context(|| format!("reading cargo's index cache {}", cache.display()))?;
-    parse_cache(&bytes).with_context(|| format!("reading cargo's index cache {}", cache.display()))
+    let index = crates_index::SparseIndex::from_url_with_hash_kind(
+        crates_index::sparse::URL,
+        &hash_kind()?,
+    )
+    .context("finding cargo's cache of the crates.io index")?;
+    let found = index
+        .crate_from_cache(krate)
+        .with_context(|| format!("reading cargo's index cache of {krate}"))?;
+    Ok(found.versions().iter().map(Entry::from).collect())
 }
 
 /// The manifest of release `version` of `krate`, as cargo unpacked it
@@ -112,49 +108,24 @@ pub fn select(entries: &[Entry], from: &Version, to: &Version, pre: bool) -> Rel
     releases
 }
 
-/// Parses cargo's index cache file: a cache version byte, the index format
-/// version (4 bytes), the index revision and then each release's version
-/// and JSON entry, every string ending in a NUL byte.
-pub fn parse_cache(bytes: &[u8]) -> Result<Vec<Entry>> {
-    ensure!(bytes.len() > 5, "too short for cargo's index cache");
-    let mut fields = bytes[5..].split(|&b| b == 0);
-    fields.next().context("no index revision")?;
-    let mut entries = Vec::new();
-    while let Some(version) = fields.next() {
-        if version.is_empty() {
-            break;
-        }
-        let json = fields.next().context("a version with no entry")?;
-        let entry: Entry = serde_json::from_slice(json)
-            .with_context(|| format!("the entry of {}", String::from_utf8_lossy(version)))?;
-        entries.push(entry);
-    }
-    Ok(entries)
-}
-
-/// Where cargo caches crates.io's index entry of `krate`.
-fn cache_file(cargo_home: &Path, krate: &str) -> Result<PathBuf> {
-    let index = cargo_home.join("registry").join("index");
-    let registry = std::fs::read_dir(&index)
-        .with_context(|| format!("reading {}", index.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("index.crates.io-"))
-        })
-        .with_context(|| format!("no crates.io index under {}", index.display()))?;
-    Ok(registry.join(".cache").join(prefix(krate)).join(krate))
-}
-
-/// The index's folder of a crate: 1, 2, 3/a, or ab/cd.
-fn prefix(krate: &str) -> PathBuf {
-    let name = krate.to_lowercase();
-    match name.len() {
-        1 => "1".into(),
-        2 => "2".into(),
-        3 => Path::new("3").join(&name[..1]),
-        _ => Path::new(&name[..2]).join(&name[2..4]),
-    }
+/// How the cargo that runs names its index folder: cargo 1.85 changed the
+/// hash, and a machine may keep both folders side by side.
+fn hash_kind() -> Result<crates_index::HashKind> {
+    let output = Command::new("cargo")
+        .arg("--version")
+        .output()
+        .context("running cargo --version")?;
+    // "cargo 1.95.0 (f2d3ce0bd 2026-03-21)": the version is the second word.
+    let text = String::from_utf8_lossy(&output.stdout);
+    let version = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|v| Version::parse(v).ok())
+        .with_context(|| format!("cargo --version printed {text:?}"))?;
+    Ok(match version >= Version::new(1, 85, 0) {
+        true => crates_index::HashKind::Stable,
+        false => crates_index::HashKind::Legacy,
+    })
 }
 
 fn cargo_home() -> Result<PathBuf> {
@@ -198,21 +169,21 @@ pub fn link(krate: &str, version: &str) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn cache(entries: &[(&str, bool)]) -> Vec<u8> {
-        let mut bytes = vec![3, 2, 0, 0, 0];
-        bytes.extend(b"Unknown\0");
-        for (vers, yanked) in entries {
-            bytes.extend(vers.as_bytes());
-            bytes.push(0);
-            bytes.extend(format!(r#"{{"name":"x","vers":"{vers}","yanked":{yanked}}}"#).bytes());
-            bytes.push(0);
-        }
-        bytes
+    fn entries(entries: &[(&str, bool)]) -> Vec<Entry> {
+        entries
+            .iter()
+            .map(|&(vers, yanked)| Entry {
+                vers: vers.into(),
+                yanked,
+                pubtime: None,
+                rust_version: None,
+            })
+            .collect()
     }
 
     #[test]
     fn a_range_is_every_release_between_its_ends_less_the_yanked() {
-        let entries = parse_cache(&cache(&[
+        let entries = entries(&[
             ("1.0.0", false),
             ("1.2.0", false),
             ("1.1.0", false),
@@ -220,8 +191,7 @@ mod tests {
             ("1.3.0-rc.1", false),
             ("1.3.0", false),
             ("2.0.0", false),
-        ]))
-        .unwrap();
+        ]);
         let v = |s: &str| Version::parse(s).unwrap();
         let releases = select(&entries, &v("1.1.0"), &v("1.3.0"), false);
         assert_eq!(releases.versions, ["1.1.0", "1.2.0", "1.3.0"]);
@@ -233,29 +203,17 @@ mod tests {
     }
 
     #[test]
-    fn ranges_parse_or_say_why_not() {
-        let (name, from, to) = parse_range("tokio@1.45.0..1.54.1").unwrap().unwrap();
-        assert_eq!(
-            (name, from.to_string(), to.to_string()),
-            ("tokio", "1.45.0".into(), "1.54.1".into())
+    fn cargo_s_cache_of_a_crate_it_built_holds_the_locked_release() {
+        // This workspace built semver, so cargo's index cache has its entry.
+        let found = cached("semver").unwrap();
+        let lock = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.lock");
+        let lock = cargo_lock::Lockfile::load(lock).unwrap();
+        let semver = lock.packages.iter().find(|p| p.name.as_str() == "semver");
+        let locked = semver.unwrap().version.to_string();
+        assert!(
+            found.iter().any(|e| e.vers == locked),
+            "semver {locked} in {:?}",
+            found.iter().map(|e| &e.vers).collect::<Vec<_>>()
         );
-        assert_eq!(parse_range("tokio@1.45.0").unwrap(), None);
-        assert_eq!(parse_range("tokio").unwrap(), None);
-        for bad in [
-            "tokio@1.45..1.46.0",
-            "tokio@1.46.0..1.45.0",
-            "tokio@x..1.0.0",
-        ] {
-            assert!(parse_range(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn a_crate_s_index_folder_follows_cargo_s_rule() {
-        assert_eq!(prefix("a"), Path::new("1"));
-        assert_eq!(prefix("io"), Path::new("2"));
-        assert_eq!(prefix("mio"), Path::new("3/m"));
-        assert_eq!(prefix("Tokio"), Path::new("to/ki"));
-        assert!(parse_cache(b"\x03").is_err());
     }
 }

@@ -10,6 +10,7 @@ use anyhow::{Context, Result, bail, ensure};
 use url::{Host as UrlHost, Url};
 
 use crate::results::{Host, Remote};
+use crate::shell::shell_words;
 
 /// The environment variable that replaces `ssh` (with options), as
 /// GIT_SSH_COMMAND does for git: `ssh -F ./ssh_config`, say.
@@ -140,7 +141,7 @@ impl Ssh {
             args.extend(["-p".into(), port.to_string()]);
         }
         args.extend([self.destination.clone(), "--".into()]);
-        args.push(shlex::try_join(words.iter().map(String::as_str)).unwrap_or_default());
+        args.push(shell_words(words.iter().map(String::as_str)));
         args
     }
 

@@ -1,4 +1,8 @@
-//! Command lines as a shell reads them back.
+//! Command lines as a shell reads them back: the suite's one rule for
+//! quoting (a report's command to reproduce a run, ssh's remote command).
+//! Words are split with shlex; quoting stays this rule, which leaves a
+//! list such as `1,10` bare where shlex would quote it, so that every
+//! committed report's command reads as it always has.
 
 /// `words` joined by spaces, each one a shell would split or expand (a
 /// configuration's braces, a space) in single quotes.

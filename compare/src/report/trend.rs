@@ -9,6 +9,7 @@ use super::grid::{Entry, Grid, figure, plural};
 use super::open_loop::runs_median;
 use crate::check::verdicts::{Finding, Thresholds, badness, judge, within};
 use crate::defaults;
+use crate::implementation::{Spec, Versions};
 use crate::matrix::Load;
 use crate::results::{Cell, Results, Status};
 use crate::stats::Verdict;
@@ -148,7 +149,10 @@ pub fn tables(results: &Results) -> Vec<Grid> {
 }
 
 fn row(name: &str, cell: Option<&Cell>, step: String) -> Vec<Entry> {
-    let version = name.split_once('@').map_or(name, |(_, v)| v).to_string();
+    let version = match Spec::parse(name).map(|s| s.versions) {
+        Ok(Versions::Exact(v)) => v.to_string(),
+        _ => name.to_string(),
+    };
     let Some(cell) = cell else {
         return [version, "-".into(), "-".into(), "-".into(), step]
             .map(Entry::plain)

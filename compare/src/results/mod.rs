@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::defaults;
 use crate::external::External;
-use crate::implementation::Implementation;
+use crate::implementation::{Implementation, Spec};
 use crate::matrix::{Load, Tls, Workload};
 use crate::placement::Placement;
 
@@ -215,15 +215,16 @@ pub struct ReleaseRange {
 }
 
 impl ReleaseRange {
-    /// The implementation names of its releases, oldest first (`tokio@1.45.0`).
+    /// The implementation names of its releases, oldest first
+    /// (`tokio@1.45.0`); none where the spec or a version does not parse
+    /// (a file edited by hand).
     pub fn names(&self) -> Vec<String> {
-        let name = self
-            .spec
-            .split_once('@')
-            .map_or(self.spec.as_str(), |(n, _)| n);
+        let Ok(spec) = Spec::parse(&self.spec) else {
+            return Vec::new();
+        };
         self.versions
             .iter()
-            .map(|v| format!("{name}@{v}"))
+            .filter_map(|v| Some(spec.at(semver::Version::parse(v).ok()?).to_string()))
             .collect()
     }
 }
