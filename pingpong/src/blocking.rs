@@ -122,13 +122,9 @@ pub fn serve<P: Parker, S: Socket>(
     shape: Echo,
     tls: Option<&Arc<ServerConfig>>,
 ) {
-    match tls {
-        None => block_on::<P, _>(server::echo(stream, shape)),
-        Some(tls) => {
-            let handshake = async { stream.accept_tls(tls) };
-            block_on::<P, _>(server::handshake_then_echo(handshake, shape))
-        }
-    }
+    let accept =
+        |tls: Arc<ServerConfig>, stream: Blocking<S>| async move { stream.accept_tls(&tls) };
+    block_on::<P, _>(server::serve(stream, tls.cloned(), accept, shape));
 }
 
 impl<S: Socket> crate::Stream for Blocking<S> {

@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, BorrowedFd};
 use std::sync::Arc;
 
 use futures_lite::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -15,6 +15,17 @@ use crate::tls::{Connector, handshake_failed};
 
 /// A `futures-io` TCP socket as a [`Stream`].
 pub struct Compat<T>(pub T);
+
+impl<T: AsRawFd> Compat<T> {
+    /// A socket with TCP_NODELAY set, as every connection of the suite has
+    /// it: what a futures-io runtime's accept and connect return.
+    pub fn nodelay(socket: T) -> io::Result<Self> {
+        // SAFETY: the descriptor is the socket's, alive while it is borrowed.
+        let fd = unsafe { BorrowedFd::borrow_raw(socket.as_raw_fd()) };
+        socket2::SockRef::from(&fd).set_tcp_nodelay(true)?;
+        Ok(Self(socket))
+    }
+}
 
 /// TLS over a `futures-io` TCP socket as a [`Stream`].
 pub struct Tls<T>(TlsStream<T>);

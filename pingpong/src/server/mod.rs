@@ -6,4 +6,4 @@ mod tasks;
 
 pub use setup::{Echo, Ready, Server, bind};
 pub(crate) use setup::{Event, backlog_in_force};
-pub use tasks::{accept_loop, before_echo, echo, handshake_then_echo};
+pub use tasks::{accept_loop, before_echo, echo, serve};

@@ -4,6 +4,7 @@
 
 use std::future::Future;
 use std::io;
+use std::sync::Arc;
 
 use super::setup::{Echo, Ready};
 use crate::stream::Stream;
@@ -35,16 +36,29 @@ pub async fn echo<S: Stream>(mut stream: S, shape: Echo) {
     }
 }
 
-/// Echoes on the stream that `handshake` (TLS's, on an accepted socket)
-/// gives, once it has. A failed handshake ends the connection quietly: the
-/// client reports it. Run in the connection's own task, so that handshakes
-/// do not queue behind each other in the accept loop.
-pub async fn handshake_then_echo<S: Stream>(
-    handshake: impl Future<Output = io::Result<S>>,
+/// The task of one accepted connection: its echo, after the server's TLS
+/// handshake where the server has TLS, which `tls_accept` (the runtime's
+/// own way to wrap a socket, such as its rustls integration) performs. A
+/// failed handshake ends the connection quietly, as a failed read does.
+/// Spawned as the connection's own task, so that handshakes do not queue
+/// behind each other in the accept loop; plain or not, one future type.
+pub async fn serve<S, T, H>(
+    stream: S,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    tls_accept: impl FnOnce(Arc<rustls::ServerConfig>, S) -> H,
     shape: Echo,
-) {
-    if let Ok(stream) = handshake.await {
-        echo(stream, shape).await;
+) where
+    S: Stream,
+    T: Stream,
+    H: Future<Output = io::Result<T>>,
+{
+    match tls {
+        None => echo(stream, shape).await,
+        Some(tls) => {
+            if let Ok(stream) = tls_accept(tls, stream).await {
+                echo(stream, shape).await;
+            }
+        }
     }
 }
 

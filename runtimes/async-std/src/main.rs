@@ -11,7 +11,7 @@ use async_std::net::{TcpListener, TcpStream};
 use async_std::task;
 use pingpong::client::{all_connections, connection};
 use pingpong::futures_io::{Compat, Tls, connect_tls};
-use pingpong::server::{accept_loop, echo, handshake_then_echo};
+use pingpong::server::{accept_loop, serve};
 use pingpong::{Client, ListenerModel, Server};
 
 struct GlobalExecutor;
@@ -26,13 +26,8 @@ fn start_executor(threads: usize) {
     );
 }
 
-fn nodelay(stream: TcpStream) -> io::Result<Compat<TcpStream>> {
-    stream.set_nodelay(true)?;
-    Ok(Compat(stream))
-}
-
 async fn connect(addr: SocketAddr) -> io::Result<Compat<TcpStream>> {
-    nodelay(TcpStream::connect(addr).await?)
+    Compat::nodelay(TcpStream::connect(addr).await?)
 }
 
 impl pingpong::Runtime for GlobalExecutor {
@@ -43,13 +38,10 @@ impl pingpong::Runtime for GlobalExecutor {
         let listener = TcpListener::from(server.listeners.pop().expect("one shared listener"));
         task::block_on(accept_loop(
             &server.ready,
-            async || nodelay(listener.accept().await?.0),
-            |stream| match &server.tls {
-                None => drop(task::spawn(echo(stream, server.echo))),
-                Some(tls) => drop(task::spawn(handshake_then_echo(
-                    Tls::accept(tls.clone(), stream),
-                    server.echo,
-                ))),
+            async || Compat::nodelay(listener.accept().await?.0),
+            |stream| {
+                let tls = server.tls.clone();
+                drop(task::spawn(serve(stream, tls, Tls::accept, server.echo)));
             },
         ))
     }

@@ -14,7 +14,7 @@ use compio::runtime::{Runtime, RuntimeBuilder, spawn};
 use compio::tls::{TlsAcceptor, TlsConnector, TlsStream};
 use pingpong::client::{all_connections, connection};
 use pingpong::knobs::{self, Settings};
-use pingpong::server::{accept_loop, echo, handshake_then_echo};
+use pingpong::server::{accept_loop, serve};
 use pingpong::tls::{Connector, SERVER_NAME, handshake_failed};
 use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads};
 
@@ -114,13 +114,8 @@ impl pingpong::Runtime for PerThread {
                     ready,
                     async || Tcp::accept(&listener).await,
                     |stream| {
-                        let task = match &server.tls {
-                            None => spawn(echo(stream, shape)),
-                            Some(tls) => {
-                                spawn(handshake_then_echo(Tls::accept(tls.clone(), stream), shape))
-                            }
-                        };
-                        task.detach();
+                        let tls = server.tls.clone();
+                        spawn(serve(stream, tls, Tls::accept, shape)).detach();
                     },
                 )
                 .await

@@ -12,7 +12,7 @@ use glommio::{LocalExecutor, LocalExecutorBuilder, Placement, spawn_local};
 use pingpong::client::{all_connections, connection};
 use pingpong::futures_io::{Compat, Tls, connect_tls};
 use pingpong::knobs::{self, Settings};
-use pingpong::server::{accept_loop, echo, handshake_then_echo};
+use pingpong::server::{accept_loop, serve};
 use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads};
 
 struct ThreadPerCore;
@@ -32,13 +32,8 @@ fn executor(knobs: &Settings) -> io::Result<LocalExecutor> {
     builder.make().map_err(|e| Unavailable::io_uring(e.into()))
 }
 
-fn nodelay(stream: TcpStream) -> io::Result<Compat<TcpStream>> {
-    stream.set_nodelay(true)?;
-    Ok(Compat(stream))
-}
-
 async fn connect(addr: SocketAddr) -> io::Result<Compat<TcpStream>> {
-    nodelay(TcpStream::connect(addr).await?)
+    Compat::nodelay(TcpStream::connect(addr).await?)
 }
 
 impl pingpong::Runtime for ThreadPerCore {
@@ -53,16 +48,10 @@ impl pingpong::Runtime for ThreadPerCore {
                 let listener = unsafe { TcpListener::from_raw_fd(listener.into_raw_fd()) };
                 accept_loop(
                     ready,
-                    async || nodelay(listener.accept().await?),
+                    async || Compat::nodelay(listener.accept().await?),
                     |stream| {
-                        let task = match &server.tls {
-                            None => spawn_local(echo(stream, shape)),
-                            Some(tls) => spawn_local(handshake_then_echo(
-                                Tls::accept(tls.clone(), stream),
-                                shape,
-                            )),
-                        };
-                        task.detach();
+                        let tls = server.tls.clone();
+                        spawn_local(serve(stream, tls, Tls::accept, shape)).detach();
                     },
                 )
                 .await

@@ -18,7 +18,7 @@ use kimojio::operations::{self, spawn_task};
 use kimojio::{Errno, Runtime, socket_helpers};
 use pingpong::client::{all_connections, connection};
 use pingpong::knobs::{self, Settings};
-use pingpong::server::{accept_loop, echo, handshake_then_echo};
+use pingpong::server::{accept_loop, serve};
 use pingpong::tls_stream::{Client as TlsClient, Server as TlsServer};
 use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads};
 
@@ -204,12 +204,9 @@ impl pingpong::Runtime for ThreadPerCore {
                 accept_loop(
                     &ready,
                     async || Tcp::accept(&listener).await,
-                    |stream| match &tls {
-                        None => drop(spawn(echo(stream, shape))),
-                        Some(tls) => drop(spawn(handshake_then_echo(
-                            TlsServer::accept(stream, tls.clone()),
-                            shape,
-                        ))),
+                    |stream| {
+                        let accept = |tls, stream| TlsServer::accept(stream, tls);
+                        drop(spawn(serve(stream, tls.clone(), accept, shape)));
                     },
                 )
                 .await

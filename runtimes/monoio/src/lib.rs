@@ -14,7 +14,7 @@ use monoio::{Buildable, IoUringDriver, LegacyDriver, RuntimeBuilder};
 use monoio_rustls::{ClientTlsStream, ServerTlsStream, TlsAcceptor, TlsConnector};
 use pingpong::client::{all_connections, connection};
 use pingpong::knobs::{self, Settings};
-use pingpong::server::{accept_loop, echo, handshake_then_echo};
+use pingpong::server::{accept_loop, serve};
 use pingpong::tls::{Connector, handshake_failed};
 use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads};
 
@@ -126,12 +126,9 @@ impl<D: Driver> pingpong::Runtime for PerThread<D> {
                 accept_loop(
                     ready,
                     async || Tcp::accept(&listener).await,
-                    |stream| match &server.tls {
-                        None => drop(monoio::spawn(echo(stream, shape))),
-                        Some(tls) => drop(monoio::spawn(handshake_then_echo(
-                            TlsServer::accept(tls.clone(), stream),
-                            shape,
-                        ))),
+                    |stream| {
+                        let tls = server.tls.clone();
+                        drop(monoio::spawn(serve(stream, tls, TlsServer::accept, shape)));
                     },
                 )
                 .await

@@ -7,20 +7,15 @@ use std::thread;
 
 use pingpong::client::{all_connections, connection};
 use pingpong::futures_io::{Compat, Tls, connect_tls};
-use pingpong::server::{accept_loop, echo, handshake_then_echo};
+use pingpong::server::{accept_loop, serve};
 use pingpong::{Client, ListenerModel, Server};
 use smol::Executor;
 use smol::net::{TcpListener, TcpStream};
 
 struct SharedExecutor;
 
-fn nodelay(stream: TcpStream) -> io::Result<Compat<TcpStream>> {
-    stream.set_nodelay(true)?;
-    Ok(Compat(stream))
-}
-
 async fn connect(addr: SocketAddr) -> io::Result<Compat<TcpStream>> {
-    nodelay(TcpStream::connect(addr).await?)
+    Compat::nodelay(TcpStream::connect(addr).await?)
 }
 
 /// Runs one executor on `threads` threads, the calling thread among them
@@ -54,12 +49,10 @@ impl pingpong::Runtime for SharedExecutor {
         run(server.threads, async |ex| {
             accept_loop(
                 ready,
-                async || nodelay(listener.accept().await?.0),
-                |stream| match &server.tls {
-                    None => ex.spawn(echo(stream, shape)).detach(),
-                    Some(tls) => ex
-                        .spawn(handshake_then_echo(Tls::accept(tls.clone(), stream), shape))
-                        .detach(),
+                async || Compat::nodelay(listener.accept().await?.0),
+                |stream| {
+                    let tls = server.tls.clone();
+                    ex.spawn(serve(stream, tls, Tls::accept, shape)).detach();
                 },
             )
             .await

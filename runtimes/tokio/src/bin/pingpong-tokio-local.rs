@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use pingpong::client::{all_connections, connection};
 use pingpong::knobs::{self, Settings};
-use pingpong::server::{accept_loop, echo, handshake_then_echo};
+use pingpong::server::{accept_loop, serve};
 use pingpong::{Client, ListenerModel, Server, on_threads};
 use pingpong_tokio::{Tcp, Tls};
 use tokio::net::TcpListener;
@@ -32,12 +32,9 @@ impl pingpong::Runtime for PerThread {
                 accept_loop(
                     ready,
                     async || Tcp::accept(&listener).await,
-                    |stream| match &server.tls {
-                        None => drop(tokio::spawn(echo(stream, shape))),
-                        Some(tls) => drop(tokio::spawn(handshake_then_echo(
-                            Tls::accept(tls.clone(), stream),
-                            shape,
-                        ))),
+                    |stream| {
+                        let tls = server.tls.clone();
+                        drop(tokio::spawn(serve(stream, tls, Tls::accept, shape)));
                     },
                 )
                 .await
