@@ -48,6 +48,9 @@ pub fn build(
 ) -> Result<HashMap<String, PathBuf>, BuildError> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
+    for name in set_for_a_crate() {
+        cmd.env_remove(name);
+    }
     cmd.current_dir(root)
         .args(["build", "--profile", profile, "--message-format=json"])
         .stdout(Stdio::piped())
@@ -109,6 +112,32 @@ pub fn build(
     Ok(found)
 }
 
+/// What cargo set in this process's environment for the crate it runs
+/// (compare itself, under `cargo run` or a test). A build script that
+/// reruns when one changes (ring's, on CARGO_PKG_NAME and
+/// CARGO_MANIFEST_DIR) is judged against the environment of the cargo that
+/// builds: left in, they would rebuild ring and everything above it here,
+/// and again at the next build from a shell.
+fn set_for_a_crate() -> Vec<std::ffi::OsString> {
+    const NAMES: [&str; 5] = [
+        "CARGO_CRATE_NAME",
+        "CARGO_BIN_NAME",
+        "CARGO_PRIMARY_PACKAGE",
+        "CARGO_TARGET_TMPDIR",
+        "OUT_DIR",
+    ];
+    std::env::vars_os()
+        .map(|(name, _)| name)
+        .filter(|name| {
+            let name = name.to_string_lossy();
+            name.starts_with("CARGO_PKG_")
+                || name.starts_with("CARGO_MANIFEST_")
+                || name.starts_with("CARGO_BIN_EXE_")
+                || NAMES.contains(&name.as_ref())
+        })
+        .collect()
+}
+
 /// The target folder of a build with compiler flags `cfgs`, beside the
 /// workspace's own: one per set, so that no build undoes another's.
 pub fn cfg_folder(cfgs: &[&str]) -> String {
@@ -151,6 +180,16 @@ mod tests {
             panic!("{e}");
         };
         assert!(message.contains("mismatched types"), "{message}");
+    }
+
+    #[test]
+    fn what_cargo_set_for_this_crate_is_left_out_of_a_build() {
+        // This test runs under cargo, which set these for its crate.
+        let left_out = set_for_a_crate();
+        for name in ["CARGO_PKG_NAME", "CARGO_MANIFEST_DIR"] {
+            assert!(left_out.iter().any(|n| n == name), "{name}: {left_out:?}");
+        }
+        assert!(!left_out.iter().any(|n| n == "CARGO_HOME" || n == "CARGO"));
     }
 
     #[test]

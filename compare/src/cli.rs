@@ -11,7 +11,7 @@ use pingpong::protocol::MAX_IN_FLIGHT;
 
 use crate::named::Named;
 use crate::placement::Pin;
-use crate::{bisect, check, defaults, report};
+use crate::{bisect, check, defaults, matrix, report};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -161,8 +161,14 @@ pub struct RunArgs {
     /// (default: the same folder as here).
     #[arg(long, requires = "remote")]
     pub remote_bin_dir: Option<PathBuf>,
+    /// The loads where neither --connections nor --threads names them:
+    /// quick (the muduo article's matrix less its 10,000-connection load,
+    /// which a 2-core machine cannot also repeat to the default precision
+    /// within 15 minutes) or muduo (the article's whole matrix).
+    #[arg(long, default_value = "quick", value_parser = one_of::<matrix::Matrix>(), conflicts_with_all = ["connections", "threads"])]
+    pub matrix: matrix::Matrix,
     /// Connection counts; with --threads, the matrix is their cross product
-    /// (alone: 1 thread). Default: the muduo article's matrix.
+    /// (alone: 1 thread). Default: --matrix.
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true, value_parser = count(u32::MAX as i64))]
     pub connections: Vec<usize>,
     /// Thread counts, the same on both sides (alone: at 100 and 1000 connections).
@@ -263,7 +269,7 @@ pub struct RunArgs {
     /// Continue the interrupted run in this folder with its own options,
     /// skipping the runs its results.json already holds.
     #[arg(long, conflicts_with_all = [
-        "runtimes", "client", "external", "server", "remote", "remote_bin_dir", "connections",
+        "runtimes", "client", "external", "server", "remote", "remote_bin_dir", "matrix", "connections",
         "threads", "block", "window", "work", "seconds", "warmup", "repeat", "precision",
         "max_repeat", "budget", "noisy", "pin", "no_latency", "no_cost", "counted", "out",
         "arrival", "churn", "rates", "p99_bound", "pre_releases", "tls", "no_handshakes",

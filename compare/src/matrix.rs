@@ -92,6 +92,32 @@ fn plural(n: u64) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
+/// The loads a run takes when it names none, by `--matrix`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Matrix {
+    /// The muduo article's, less its 10,000-connection load: what a run
+    /// reaches its precision at, build included, within 15 minutes of a
+    /// fresh clone on a 2-core machine (the book's "The default run").
+    Quick,
+    /// The muduo article's whole matrix.
+    Muduo,
+}
+
+impl crate::named::Named for Matrix {
+    const ALL: &'static [Self] = &[Self::Quick, Self::Muduo];
+    const NAMES: &'static [&'static str] = &["quick", "muduo"];
+}
+
+impl Matrix {
+    pub fn loads(self) -> Vec<Load> {
+        let all = muduo();
+        match self {
+            Self::Muduo => all,
+            Self::Quick => all.into_iter().filter(|l| l.connections < 10_000).collect(),
+        }
+    }
+}
+
 /// The muduo article's loads: one thread at 1 to 10,000 connections, then 1 to
 /// 4 threads at 100 and at 1,000 connections.
 pub fn muduo() -> Vec<Load> {

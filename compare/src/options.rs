@@ -97,7 +97,7 @@ fn config(args: &RunArgs) -> Result<Config> {
         false => Some(open_loop_client(args, client)?),
     };
     let loads = match (&args.threads[..], &args.connections[..]) {
-        ([], []) => matrix::muduo(),
+        ([], []) => args.matrix.loads(),
         ([], connections) => matrix::cross(&[1], connections),
         (threads, []) => matrix::cross(threads, &[100, 1000]),
         (threads, connections) => matrix::cross(threads, connections),

@@ -7,8 +7,8 @@
 use anyhow::{Context, Result};
 
 use super::{
-    Cell, Cost, CountedSummary, Figures, Interval, PerBlock, Rtt, Run, Series, Status, Summary,
-    Usage,
+    Cell, Cost, CountedSummary, Figures, Interval, PerBlock, Results, Rtt, Run, Series, Status,
+    Summary, Usage,
 };
 use crate::defaults;
 use crate::stats;
@@ -245,6 +245,73 @@ impl Cell {
             self.figures = None;
             self.interval = None;
             self.modes = None;
+        }
+    }
+}
+
+/// How precisely a run pinned its cells' medians down: the half-widths of
+/// the cells' 95% intervals, in percent of their medians.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reached {
+    /// Cells with a figure, and those of them with a 95% interval.
+    pub cells: usize,
+    pub with_interval: usize,
+    /// The half-width half the cells reached or bettered, and the one a
+    /// tenth of them were still wider than.
+    pub median: f64,
+    pub worst_tenth: f64,
+    /// Cells short of the run's target, where it had one.
+    pub short: Option<(usize, f64)>,
+}
+
+impl Results {
+    /// The precision the run reached; none where no cell has an interval.
+    pub fn reached(&self) -> Option<Reached> {
+        let ok: Vec<&Cell> = self
+            .cells
+            .iter()
+            .filter(|c| c.status == Status::Ok)
+            .collect();
+        let mut widths: Vec<f64> = ok.iter().filter_map(|c| c.precision()).collect();
+        widths.sort_by(f64::total_cmp);
+        let at = |q: f64| widths[((widths.len() - 1) as f64 * q).round() as usize];
+        let short = self.config.precision_percent.map(|target| {
+            let short = ok.iter().filter(|c| c.short_of(target)).count();
+            (short, target)
+        });
+        (!widths.is_empty()).then(|| Reached {
+            cells: ok.len(),
+            with_interval: widths.len(),
+            median: at(0.5),
+            worst_tenth: at(0.9),
+            short,
+        })
+    }
+}
+
+impl std::fmt::Display for Reached {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "precision reached (half-width of each cell's 95% interval of its median MiB/s): \
+             +-{:.1}% or better in half of {} cells, wider than +-{:.1}% in one in ten",
+            self.median, self.with_interval, self.worst_tenth
+        )?;
+        if self.with_interval < self.cells {
+            write!(
+                f,
+                "; {} cells have too few runs for an interval",
+                self.cells - self.with_interval
+            )?;
+        }
+        match self.short {
+            Some((0, target)) => write!(f, "; every cell reached the +-{target}% asked"),
+            Some((short, target)) => write!(
+                f,
+                "; {short} of {} cells short of the +-{target}% asked (the report names them)",
+                self.cells
+            ),
+            None => Ok(()),
         }
     }
 }

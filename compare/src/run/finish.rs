@@ -60,6 +60,9 @@ pub fn finish(results: &mut Results, out: &Path, ended: Ended, tally: Tally) -> 
     let reference = report::reference(results, None)?;
     let files = report::write(results, Format::ALL, out, &reference)?;
     print!("{}", report::terminal::render(results));
+    if let Some(reached) = results.reached() {
+        println!("\n{reached}");
+    }
     println!(
         "\n{} runs in {:.0} s; results: {}; report (every figure, load by load): {}",
         tally.ran,

@@ -323,23 +323,33 @@ fn the_kernel_counts_what_the_protocol_does() {
 
 #[test]
 fn cells_repeat_until_their_median_is_precise_enough() {
-    let results = run_ok(
-        "precision",
-        &[
-            "--runtimes",
-            "mio,tokio",
-            "--connections",
-            "10",
-            "--seconds",
-            "0.1",
-            "--warmup",
-            "0",
-            "--precision",
-            "40",
-            "--max-repeat",
-            "7",
-        ],
-    );
+    let out = common::out_dir("precision");
+    let args = [
+        "run",
+        "--out",
+        out.to_str().unwrap(),
+        "--runtimes",
+        "mio,tokio",
+        "--connections",
+        "10",
+        "--seconds",
+        "0.1",
+        "--warmup",
+        "0",
+        "--precision",
+        "40",
+        "--max-repeat",
+        "7",
+    ];
+    let output = common::compare(&args);
+    common::assert_ok(&output, &args);
+    let results = common::load(&out);
+    // The run ends by saying the precision it reached.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let reached = results.reached().expect("every cell has six runs");
+    assert_eq!(reached.with_interval, 2);
+    assert!(stdout.contains(&reached.to_string()), "{stdout}");
+    assert!(stdout.contains("precision reached"), "{stdout}");
     assert_eq!(results.config.precision_percent, Some(40.0));
     assert_eq!(
         (results.config.repeat, results.config.max_repeat),
