@@ -15,7 +15,15 @@ fn run(test: &str) -> std::path::PathBuf {
     let out = out_dir(test);
     let mut args = vec!["run", "--out", out.to_str().unwrap(), "--quiet"];
     args.extend(["--runtimes", "mio", "--connections", "10"]);
-    args.extend(["--seconds", "0.2", "--warmup", "0.05", "--repeat", "7"]);
+    args.extend([
+        "--seconds",
+        "0.2",
+        "--warmup",
+        "0.05",
+        "--repeat",
+        "7",
+        "--no-cost",
+    ]);
     assert_ok(&compare(&args), &args);
     out.join("results.json")
 }
@@ -156,6 +164,7 @@ fn an_exact_crate_version_runs_beside_the_workspace_one_and_is_checked() {
         "0.05",
         "--repeat",
         "6",
+        "--no-cost",
         "--quiet",
         "--out",
         out.to_str().unwrap(),

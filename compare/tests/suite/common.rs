@@ -18,8 +18,17 @@ const LIMIT: Duration = Duration::from_secs(900);
 /// minutes (and keeps debug assertions and overflow checks on).
 pub const PROFILE: &str = "dev";
 
-/// The shortest runs that still measure: one 0.2 s window per cell.
-pub const QUICK: [&str; 6] = ["--seconds", "0.2", "--warmup", "0.05", "--repeat", "1"];
+/// The shortest runs that still measure: one 0.2 s window per cell, and no
+/// cost run (the tests of cost runs ask for theirs).
+pub const QUICK: [&str; 7] = [
+    "--seconds",
+    "0.2",
+    "--warmup",
+    "0.05",
+    "--repeat",
+    "1",
+    "--no-cost",
+];
 
 /// A test's results folder, as the test left it.
 pub fn folder(test: &str) -> PathBuf {

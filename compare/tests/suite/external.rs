@@ -46,7 +46,15 @@ fn run_with(test: &str, externals: &[String], args: &[&str]) -> Results {
         .flat_map(|e| ["--external", e.as_str()])
         .collect();
     all.extend(args);
-    all.extend(["--seconds", "1", "--warmup", "0.05", "--repeat", "1"]);
+    all.extend([
+        "--seconds",
+        "1",
+        "--warmup",
+        "0.05",
+        "--repeat",
+        "1",
+        "--no-cost",
+    ]);
     run_ok(test, &all)
 }
 

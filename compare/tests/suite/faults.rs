@@ -30,6 +30,7 @@ fn fault_costs_one_cell(test: &str, fault: &str, expected: &[&str]) {
             "0.1",
             "--repeat",
             "1",
+            "--no-cost",
             "--quiet",
             "--out",
             out.to_str().unwrap(),
@@ -132,6 +133,7 @@ fn ctrl_c_and_sigterm_save_the_runs_and_leave_nothing_running() {
                 "0.05",
                 "--repeat",
                 "3",
+                "--no-cost",
                 "--quiet",
             ])
             .args(["--out", out.to_str().unwrap()])

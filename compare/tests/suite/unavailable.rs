@@ -23,6 +23,7 @@ fn denied_io_uring_makes_those_runtimes_unavailable_and_the_rest_run() {
             "0",
             "--repeat",
             "2",
+            "--no-cost",
             "--out",
             out.to_str().unwrap(),
         ],

@@ -23,6 +23,7 @@ fn blocks_and_windows_each_get_their_cells_tables_and_charts() {
         "0.05",
         "--repeat",
         "1",
+        "--no-cost",
         "--quiet",
         "--out",
         out.to_str().unwrap(),
@@ -92,6 +93,7 @@ fn server_work_per_block_is_done_in_user_space() {
             "0.05",
             "--repeat",
             "1",
+            "--no-cost",
         ],
     );
     assert_eq!(results.config.work, 20000);
