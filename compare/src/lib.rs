@@ -1,19 +1,22 @@
 //! `compare`: runs the pingpong matrix over the runtimes and tabulates it.
 //!
-//! The layers, each using only those below it:
+//! The layers, top first, each using only those below it (`tests/layout.rs`
+//! checks the ranks):
 //! - the command line ([`cli`]) and the options it becomes ([`options`]);
-//! - the commands: [`run`] (plan, prepare, execute, finish), [`check`],
-//!   [`report`], [`list`];
-//! - a run's parts: its [`plan`], the [`runner`] of one repetition (real:
-//!   [`processes`], over [`process`]), where servers go ([`remote`]),
-//!   what the processes spent ([`usage`], [`counters`], [`callgrind`]), the
-//!   machine ([`environment`]),
-//!   the programs ([`binaries`], [`cargo`], [`versions`], [`program`]);
-//! - the crates: their releases ([`releases`]) and upkeep ([`upkeep`]);
-//! - the data: [`results`] (the file every reader reads), [`stats`];
+//! - the commands: [`run`] (plan, prepare, execute, finish), [`bisect`],
+//!   [`list`];
+//! - the readers of results: [`report`], [`check`];
+//! - one repetition and the plan of a run: [`plan`], [`repetition`] (what
+//!   the loop asks of a [`repetition::Measure`]; real: [`pair`], over
+//!   [`child`]), [`progress`];
+//! - the programs and the machine: [`binaries`], [`cargo`], [`versions`],
+//!   [`releases`], [`upkeep`], [`environment`];
+//! - the instruments ([`measure`]) and where servers run ([`remote`]);
+//! - the results, as data: [`results`] (the schema; its figures and its
+//!   file);
 //! - the vocabulary: [`adapters`] (our implementations, the one list),
-//!   [`implementation`], [`external`], [`matrix`], [`placement`], [`defaults`], [`shell`],
-//!   [`named`].
+//!   [`implementation`], [`external`], [`program`], [`matrix`],
+//!   [`placement`], [`defaults`], [`shell`], [`named`], [`stats`].
 
 pub mod adapters;
 pub mod binaries;

@@ -17,7 +17,6 @@ fn a_range_runs_every_release_and_one_that_does_not_build_is_unavailable() {
         "mio@1.2.2..1.2.4,mio@0.6.23..0.6.23",
         "--connections",
         "10",
-        "--no-cost",
     ];
     args.extend(QUICK);
     let results = run_ok("history-range", &args);

@@ -14,7 +14,7 @@ fn a_configuration_runs_beside_its_runtime_and_is_named_by_its_knobs() {
         "--runtimes",
         "tokio,tokio{max_io_events_per_tick=8,event_interval=1},tokio-local{max_io_events_per_busy_tick=4}",
     ];
-    args.extend(["--connections", "4", "--threads", "1", "--no-cost"]);
+    args.extend(["--connections", "4", "--threads", "1"]);
     args.extend(QUICK);
     let out = out_dir("knobs-run");
     let results = run_ok("knobs-run", &args);
@@ -91,13 +91,13 @@ fn a_knob_the_runtime_lacks_is_refused_with_the_ones_it_has() {
 #[test]
 fn the_binary_is_told_its_knobs() {
     // The binaries, built (as a run builds them) before they are taken from their folder.
-    let mut build = vec!["--runtimes", "tokio", "--connections", "1", "--no-cost"];
+    let mut build = vec!["--runtimes", "tokio", "--connections", "1"];
     build.extend(QUICK);
     run_ok("knobs-told-build", &build);
     let bins = bin_dir();
     let mut args = vec!["--runtimes", "tokio{disable_lifo_slot=true}"];
     args.extend(["--bin-dir", bins.to_str().unwrap()]);
-    args.extend(["--connections", "2", "--threads", "1", "--no-cost"]);
+    args.extend(["--connections", "2", "--threads", "1"]);
     args.extend(QUICK);
     let out = out_dir("knobs-told");
     let mut all = vec!["run", "--out", out.to_str().unwrap()];

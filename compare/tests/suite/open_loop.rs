@@ -18,7 +18,6 @@ fn the_open_loop_times_blocks_from_when_due_and_marks_a_rate_not_sustained() {
         "20",
         "--rates",
         &rates,
-        "--no-cost",
     ];
     args.extend(QUICK);
     let results = run_ok("open-loop", &args);

@@ -19,7 +19,7 @@ fn find<'a>(results: &'a Results, implementation: &str, tls: Option<Tls>, churn:
 #[test]
 fn a_tls_run_measures_the_steady_state_and_the_handshakes() {
     let mut args = vec!["--runtimes", "mio,tokio", "--tls", "--connections", "4"];
-    args.extend(["--threads", "1", "--no-cost"]);
+    args.extend(["--threads", "1"]);
     args.extend(QUICK);
     let out = out_dir("tls-run");
     let results = run_ok("tls-run", &args);
@@ -81,7 +81,7 @@ fn a_tls_run_measures_the_steady_state_and_the_handshakes() {
 fn with_fault(test: &str, fault: &str) -> Results {
     let out = out_dir(test);
     let mut args = vec!["run", "--runtimes", "tokio,mio", "--tls", "--no-handshakes"];
-    args.extend(["--connections", "2", "--no-cost", "--quiet"]);
+    args.extend(["--connections", "2", "--quiet"]);
     args.extend(QUICK);
     args.extend(["--out", out.to_str().unwrap()]);
     let output = compare_with(&args, &[("PINGPONG_FAULT", fault)]);
