@@ -9,7 +9,7 @@ pub const SECONDS: f64 = 0.2;
 /// Pingpong after connecting and before the window, in seconds. The window
 /// also waits until every connection has had its first block back, however
 /// long that takes.
-pub const WARMUP: f64 = 0.05;
+pub const WARMUP: f64 = 0.1;
 /// Repetitions of each cell when `--precision` is off.
 pub const REPEAT: usize = 3;
 /// The first rounds of a run in pursuit of a precision: six, the fewest

@@ -1,7 +1,7 @@
 //! One repetition of one cell, behind a trait: the run's loop asks a
-//! [`Runner`] for a measurement and records what comes back. The real one
-//! starts processes (`ProcessPair`, in the processes module); tests of the
-//! loop use a mock that answers in microseconds.
+//! [`Measure`] for a measurement and records what comes back. The real one
+//! starts a pair of processes (`ProcessPair`, in the pair module); tests of
+//! the loop use a mock that answers in microseconds.
 
 use std::fmt;
 use std::time::Duration;

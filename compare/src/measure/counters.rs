@@ -215,7 +215,7 @@ mod tests {
     #[test]
     #[ignore = "needs root, for the kernel's counters: scripts/test.sh runs it as root"]
     fn reading_from_another_thread_is_not_counted() {
-        // As the runner does: counters of a thread that then waits, read from here.
+        // As a process pair does: counters of a thread that then waits, read from here.
         let (sent, received) = std::sync::mpsc::channel();
         let (release, released) = std::sync::mpsc::channel::<()>();
         let keeper = std::thread::spawn(move || {
