@@ -198,37 +198,41 @@ fn report_step(options: &Options, version: &str, verdict: Verdict) {
     println!("  {version} against {}: {}", options.good, verdict.word());
 }
 
+/// A step's `compare run` options, its implementations and folder aside:
+/// the load, `repeat` repetitions, no cost run, the window.
+pub fn step_args(
+    connections: usize,
+    threads: usize,
+    repeat: usize,
+    seconds: f64,
+    warmup: f64,
+) -> Vec<String> {
+    [
+        ("--connections", connections.to_string()),
+        ("--threads", threads.to_string()),
+        ("--repeat", repeat.to_string()),
+        ("--seconds", seconds.to_string()),
+        ("--warmup", warmup.to_string()),
+    ]
+    .into_iter()
+    .flat_map(|(option, value)| [option.to_string(), value])
+    .chain(["--no-cost".to_string()])
+    .collect()
+}
+
 /// The command line of a step's run of `runtimes` into `dir`.
 fn run_command(options: &Options, runtimes: &[String], dir: &Path) -> String {
-    let (repeat, connections, threads) = (
-        options.repeat.to_string(),
-        options.connections.to_string(),
-        options.threads.to_string(),
-    );
-    let (seconds, warmup) = (
-        options.step.seconds.to_string(),
-        options.step.warmup.to_string(),
-    );
-    let words = [
-        "compare",
-        "run",
-        "--runtimes",
-        &runtimes.join(","),
-        "--connections",
-        &connections,
-        "--threads",
-        &threads,
-        "--repeat",
-        &repeat,
-        "--no-cost",
-        "--seconds",
-        &seconds,
-        "--warmup",
-        &warmup,
-        "--out",
-        &dir.to_string_lossy(),
-    ];
-    shell_words(words.into_iter())
+    let mut words: Vec<String> = ["compare", "run", "--runtimes"].map(String::from).into();
+    words.push(runtimes.join(","));
+    words.extend(step_args(
+        options.connections,
+        options.threads,
+        options.repeat,
+        options.step.seconds,
+        options.step.warmup,
+    ));
+    words.extend(["--out".to_string(), dir.to_string_lossy().into_owned()]);
+    shell_words(words.iter().map(String::as_str))
 }
 
 /// A run of `runtimes` at the load, into `dir`.

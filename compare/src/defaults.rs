@@ -3,8 +3,8 @@
 
 /// Length of the measurement window, in seconds. A fifth of a second: on
 /// the machine this suite grew on, a run's noise did not shrink with longer
-/// windows (0.25 to 1 s), so shorter ones buy more runs per minute, and the
-/// default run fits its 15 minutes (the book's "The default run").
+/// windows (0.25 to 1 s), so shorter ones buy more runs per minute for the
+/// default run's 15 minutes (the book's "The default run").
 pub const SECONDS: f64 = 0.2;
 /// Pingpong after connecting and before the window, in seconds. The window
 /// also waits until every connection has had its first block back, however
@@ -28,8 +28,8 @@ pub const PRECISION_PERCENT: f64 = 25.0;
 /// The most repetitions a cell gets in pursuit of the precision.
 pub const MAX_REPEAT: usize = 12;
 /// Minutes the repetitions beyond the first rounds may take in all: with
-/// six first rounds, what keeps the default run, build included, within 15
-/// minutes of a fresh clone here.
+/// six first rounds, what the default run, build included, has left of its
+/// 15 minutes from a fresh clone here.
 pub const BUDGET_MINUTES: f64 = 0.5;
 /// Bytes per block: the muduo article's 16 KiB.
 pub const BLOCK: usize = 16384;

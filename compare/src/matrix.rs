@@ -95,9 +95,10 @@ fn plural(n: u64) -> &'static str {
 /// The loads a run takes when it names none, by `--matrix`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Matrix {
-    /// The muduo article's, less its 10,000-connection load: what a run
-    /// reaches its precision at, build included, within 15 minutes of a
-    /// fresh clone on a 2-core machine (the book's "The default run").
+    /// The muduo article's, less its 10,000-connection load, whose runs
+    /// take seconds each: the default, meant to reach its precision, build
+    /// included, within 15 minutes of a fresh clone on a 2-core machine
+    /// (the book's "The default run" says how close it comes).
     Quick,
     /// The muduo article's whole matrix.
     Muduo,

@@ -265,27 +265,16 @@ pub fn bisect(args: BisectArgs) -> Result<bisect::Options> {
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
     // Every step's run as `compare run` takes it; each step then names its
     // own implementations, and its folder.
-    let (connections, threads, repeat) = (
-        args.connections.to_string(),
-        args.threads.to_string(),
-        args.repeat.to_string(),
-    );
-    let (seconds, warmup) = (args.seconds.to_string(), args.warmup.to_string());
-    let step = [
-        "compare",
-        "run",
-        "--connections",
-        &connections,
-        "--threads",
-        &threads,
-        "--repeat",
-        &repeat,
-        "--no-cost",
-        "--seconds",
-        &seconds,
-        "--warmup",
-        &warmup,
-    ];
+    let step = ["compare", "run"]
+        .map(String::from)
+        .into_iter()
+        .chain(bisect::step_args(
+            args.connections,
+            args.threads,
+            args.repeat,
+            args.seconds,
+            args.warmup,
+        ));
     let Command::Run(step) = Cli::try_parse_from(step)?.command else {
         unreachable!("a run's command line is a run")
     };
