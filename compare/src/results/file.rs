@@ -26,21 +26,48 @@ pub fn in_folder(folder: &Path) -> PathBuf {
 }
 
 /// The file a results path names: the file itself, or the results file of
-/// the run in a folder (compressed where only that is there).
+/// the run in a folder (compressed where only that is there, whole or in
+/// parts).
 pub fn named(path: &Path) -> PathBuf {
     let compressed = path.join(COMPRESSED);
+    let stored = compressed.exists() || part(&compressed, 1).exists();
     match path.is_dir() {
-        true if !in_folder(path).exists() && compressed.exists() => compressed,
+        true if !in_folder(path).exists() && stored => compressed,
         true => in_folder(path),
         false => path.to_path_buf(),
     }
 }
 
+/// Part `n` of a file kept in parts (`results.json.gz.1`, `.2`, ...), so
+/// that no committed file is over 5 MB.
+fn part(path: &Path, n: usize) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".{n}"));
+    name.into()
+}
+
+/// The bytes of `path`, or of its parts one after another where it is kept
+/// in parts.
+fn read(path: &Path) -> std::io::Result<Vec<u8>> {
+    if path.exists() || !part(path, 1).exists() {
+        return fs::read(path);
+    }
+    let mut bytes = Vec::new();
+    for n in 1.. {
+        match fs::read(part(path, n)) {
+            Ok(more) => bytes.extend(more),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(bytes)
+}
+
 impl Results {
     /// Reads a results file of this schema.
     pub fn load(path: &Path) -> Result<Self> {
-        let read = || -> Result<String> {
-            let bytes = fs::read(path)?;
+        let text = || -> Result<String> {
+            let bytes = read(path)?;
             let mut text = String::new();
             match bytes.starts_with(&GZIP) {
                 true => GzDecoder::new(&bytes[..]).read_to_string(&mut text)?,
@@ -51,7 +78,7 @@ impl Results {
             };
             Ok(text)
         };
-        let text = read().with_context(|| format!("reading {}", path.display()))?;
+        let text = text().with_context(|| format!("reading {}", path.display()))?;
         Self::parse(&text, &path.display().to_string())
     }
 
