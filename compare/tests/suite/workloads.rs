@@ -2,32 +2,16 @@
 //! in one run, each its own section of tables and charts; server CPU work
 //! per block.
 
-use crate::common::{assert_cell_consistent, compare, load, out_dir, run_ok};
+use crate::common::{QUICK, assert_cell_consistent, compare, load, out_dir, run_ok};
 
 #[test]
 fn blocks_and_windows_each_get_their_cells_tables_and_charts() {
     let out = out_dir("workloads");
-    let output = compare(&[
-        "run",
-        "--runtimes",
-        "mio,tokio",
-        "--connections",
-        "10",
-        "--block",
-        "1024,16384",
-        "--window",
-        "1,4",
-        "--seconds",
-        "0.2",
-        "--warmup",
-        "0.05",
-        "--repeat",
-        "1",
-        "--no-cost",
-        "--quiet",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let mut args = vec!["run", "--runtimes", "mio,tokio", "--connections", "10"];
+    args.extend(["--block", "1024,16384", "--window", "1,4", "--quiet"]);
+    args.extend(QUICK);
+    args.extend(["--out", out.to_str().unwrap()]);
+    let output = compare(&args);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
