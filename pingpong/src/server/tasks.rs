@@ -31,8 +31,25 @@ pub async fn echo<S: Stream>(mut stream: S, shape: Echo) {
             return;
         }
         if fault::ends_connection(echoed) {
-            return stream.close().await;
+            return hang_up(stream, buf).await;
         }
+    }
+}
+
+/// Ends a connection mid-stream as a server that means to: half-closes
+/// (with TLS, by close_notify), then reads on until the client closes too.
+/// Closing with the client's bytes unread would reset the connection, and
+/// the client could see the reset before the end of stream under test.
+async fn hang_up<S: Stream>(mut stream: S, mut buf: Vec<u8>) {
+    if stream.shutdown_write().await.is_err() {
+        return;
+    }
+    loop {
+        let (read, b) = stream.read(buf).await;
+        if !matches!(read, Ok(1..)) {
+            return;
+        }
+        buf = b;
     }
 }
 
