@@ -24,9 +24,9 @@ pub fn ratio_of_medians(
     seed: u64,
 ) -> Option<Interval> {
     let ratio = median(candidate)? / median(baseline)?;
-    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut draw = Resample::new(seed);
     let ratios: Vec<f64> = (0..RESAMPLES)
-        .map(|_| resampled_median(&mut rng, candidate) / resampled_median(&mut rng, baseline))
+        .map(|_| draw.median(candidate) / draw.median(baseline))
         .collect();
     let (low, high) = central(ratios, confidence);
     Some(Interval { ratio, low, high })
@@ -43,20 +43,35 @@ pub fn paired_ratio(
 ) -> Option<Interval> {
     let ratios: Vec<f64> = baseline.iter().zip(candidate).map(|(b, c)| c / b).collect();
     let ratio = median(&ratios)?;
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let medians: Vec<f64> = (0..RESAMPLES)
-        .map(|_| resampled_median(&mut rng, &ratios))
-        .collect();
+    let mut draw = Resample::new(seed);
+    let medians: Vec<f64> = (0..RESAMPLES).map(|_| draw.median(&ratios)).collect();
     let (low, high) = central(medians, confidence);
     Some(Interval { ratio, low, high })
 }
 
-/// The median of `values` drawn again, as many, with replacement.
-fn resampled_median(rng: &mut fastrand::Rng, values: &[f64]) -> f64 {
-    let drawn: Vec<f64> = (0..values.len())
-        .map(|_| values[rng.usize(..values.len())])
-        .collect();
-    median(&drawn).expect("a resample is as long as its sample")
+/// Draws samples again, with replacement, into one buffer: a bootstrap
+/// takes tens of thousands of medians, and allocates for none of them.
+struct Resample {
+    rng: fastrand::Rng,
+    drawn: Vec<f64>,
+}
+
+impl Resample {
+    fn new(seed: u64) -> Self {
+        Self {
+            rng: fastrand::Rng::with_seed(seed),
+            drawn: Vec::new(),
+        }
+    }
+
+    /// The median of `values` drawn again, as many, with replacement.
+    fn median(&mut self, values: &[f64]) -> f64 {
+        self.drawn.clear();
+        let rng = &mut self.rng;
+        self.drawn
+            .extend((0..values.len()).map(|_| values[rng.usize(..values.len())]));
+        middle(&mut self.drawn).expect("a resample is as long as its sample")
+    }
 }
 
 /// The central `confidence` of bootstrap draws.
@@ -70,7 +85,11 @@ fn central(mut draws: Vec<f64>, confidence: f64) -> (f64, f64) {
 
 /// The median: the middle value, or the mean of the two middle ones; none of nothing.
 pub fn median(values: &[f64]) -> Option<f64> {
-    let mut v = values.to_vec();
+    middle(&mut values.to_vec())
+}
+
+/// The median of `v`, which it sorts.
+fn middle(v: &mut [f64]) -> Option<f64> {
     v.sort_by(f64::total_cmp);
     let mid = v.len() / 2;
     match v.len() {
