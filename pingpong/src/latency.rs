@@ -79,10 +79,13 @@ impl Recorders {
     }
 
     /// Every thread's histogram added into one.
+    ///
+    /// Added in place, not copied first: a thread-per-connection client
+    /// holds 10,000 of them.
     pub fn merged(&self) -> Histogram {
         let mut merged = histogram();
-        for h in self.per_thread() {
-            merged.add(&h).expect("histograms of equal bounds add");
+        for h in self.all.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            merged.add(&*lock(h)).expect("histograms of equal bounds add");
         }
         merged
     }
