@@ -2,24 +2,16 @@
 //! (exact versions in isolated builds), taken from a folder, or found beside
 //! this executable; external programs as their files describe them.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use anyhow::{Context, Result, ensure};
+use anyhow::{Context, Result, bail, ensure};
 use pingpong::knobs::Settings;
 
 use crate::adapters::Adapter;
-use crate::cargo;
-use crate::implementation::Implementation;
+use crate::implementation::{Implementation, Pin};
 use crate::program::{Program, Programs};
 use crate::versions;
-
-/// The workspace this binary was built from, if it is still there.
-pub fn source_tree() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?;
-    root.join("Cargo.toml")
-        .is_file()
-        .then(|| root.to_path_buf())
-}
+use crate::{cargo, defaults};
 
 /// The program of each implementation, by name: from `bin_dir` when given
 /// (`pingpong-<implementation name>`), else built with cargo profile
@@ -47,12 +39,12 @@ pub fn locate(
         } => Some(Ours {
             name: i.name(),
             adapter,
-            pinned: pinned.as_deref(),
+            pinned: pinned.as_ref(),
             knobs,
         }),
         Implementation::External(_) => None,
     });
-    let dir = match (bin_dir, source_tree()) {
+    let dir = match (bin_dir, defaults::source_tree()) {
         (Some(dir), _) => dir.to_path_buf(),
         (None, Some(root)) => {
             programs.extend(build(ours.collect(), swept, &root, profile)?);
@@ -73,7 +65,11 @@ pub fn locate(
     {
         // A configuration runs its implementation's binary, told its knobs.
         let file = match pinned {
-            Some(version) => format!("{}@{version}", adapter.binary()),
+            Some(Pin::Release(version)) => format!("{}@{version}", adapter.binary()),
+            Some(Pin::Source(source)) => bail!(
+                "{}: unreleased code is built from the source tree, not taken from a folder",
+                source.spec
+            ),
             None => adapter.binary(),
         };
         let path = dir.join(file);
@@ -83,7 +79,10 @@ pub fn locate(
             path.file_name().unwrap_or_default().to_string_lossy(),
             dir.display()
         );
-        let version = pinned.unwrap_or(adapter.version()).into();
+        let version = match pinned {
+            Some(Pin::Release(version)) => version.clone(),
+            _ => adapter.version().into(),
+        };
         programs.insert(
             name,
             Program::Binary {
@@ -91,6 +90,7 @@ pub fn locate(
                 version,
                 adapter,
                 knobs: knobs.clone(),
+                lock: None,
             },
         );
     }
@@ -101,7 +101,7 @@ pub fn locate(
 struct Ours<'a> {
     name: String,
     adapter: &'static Adapter,
-    pinned: Option<&'a str>,
+    pinned: Option<&'a Pin>,
     knobs: &'a Settings,
 }
 
@@ -140,6 +140,7 @@ fn build(ours: Vec<Ours>, swept: &[String], root: &Path, profile: &str) -> Resul
                 version: o.adapter.version().into(),
                 adapter: o.adapter,
                 knobs: o.knobs.clone(),
+                lock: None,
             };
             programs.insert(o.name.clone(), binary);
         }
@@ -151,14 +152,17 @@ fn build(ours: Vec<Ours>, swept: &[String], root: &Path, profile: &str) -> Resul
         knobs,
     } in ours
     {
-        if let Some(version) = pinned {
-            let program = match versions::build(root, adapter, version, profile, knobs) {
+        if let Some(pin) = pinned {
+            let program = match versions::build(root, adapter, pin, profile, knobs) {
                 Ok(program) => program,
-                // A release of a range: its column says why, the sweep goes on.
+                // A release or commit of a range: its column says why, the sweep goes on.
                 Err(e) if swept.contains(&name) => {
                     eprintln!("{name} is unavailable: {e:#}");
                     Program::Unbuilt {
-                        version: version.into(),
+                        version: match pin {
+                            Pin::Release(version) => version.clone(),
+                            Pin::Source(source) => source.commit.clone(),
+                        },
                         reason: format!("{e:#}"),
                     }
                 }

@@ -1,6 +1,7 @@
 //! `compare bisect`: the first release of a crate whose figure differs from
 //! a good release's, by binary search over the releases between a good and
-//! a bad one. Each step is a run of the candidate paired with the good
+//! a bad one; or with `--git`, the first commit, over a repository's
+//! first-parent commits between two revisions. Each step is a run of the candidate paired with the good
 //! release (interleaved, in a folder of its own, through the run module in
 //! this process) and `compare check`'s verdict on it; a last run puts the
 //! release found beside the one before it, to say whether the verdicts held
@@ -14,11 +15,10 @@ use semver::Version;
 use crate::check::verdicts::{Metric, Thresholds, judge, within};
 use crate::implementation::Implementation;
 use crate::named::Named;
-use crate::releases;
 use crate::results::{Config, Results};
 use crate::shell::shell_words;
 use crate::stats::Verdict;
-use crate::{defaults, run};
+use crate::{binaries, defaults, releases, revision, run};
 
 /// What `compare bisect` was asked.
 pub struct Options {
@@ -26,6 +26,8 @@ pub struct Options {
     pub name: String,
     pub good: String,
     pub bad: String,
+    /// A git repository whose commits are searched instead of releases.
+    pub git: Option<String>,
     pub threads: usize,
     pub connections: usize,
     pub metric: Metric,
@@ -66,8 +68,9 @@ impl Figure {
 /// How the search ended.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Found {
-    /// The first release that differs, and whether the last run confirmed it.
-    Release { version: String, monotonic: bool },
+    /// The first release (or commit) that differs, and whether the last run
+    /// confirmed it.
+    First { version: String, monotonic: bool },
     /// GOOD and BAD did not differ at this load: nothing to search.
     NoDifference,
 }
@@ -77,50 +80,100 @@ pub fn bisect(options: &Options) -> Result<Found> {
     else {
         bail!("{}: only our implementations have releases", options.name);
     };
-    let (good, bad) = (
-        Version::parse(&options.good)?,
-        Version::parse(&options.bad)?,
-    );
-    ensure!(good < bad, "GOOD {good} must be older than BAD {bad}");
-    let found = releases::between(adapter.krate, &good, &bad, false)?;
-    let versions = found.versions;
-    ensure!(
-        versions.first() == Some(&options.good) && versions.last() == Some(&options.bad),
-        "{} {} and {} must both be releases cargo's index lists (not yanked)",
-        adapter.krate,
-        options.good,
-        options.bad
-    );
+    let mut versions = match &options.git {
+        None => {
+            let (good, bad) = (
+                Version::parse(&options.good)?,
+                Version::parse(&options.bad)?,
+            );
+            ensure!(good < bad, "GOOD {good} must be older than BAD {bad}");
+            let versions = releases::between(adapter.krate, &good, &bad, false)?.versions;
+            ensure!(
+                versions.first() == Some(&options.good) && versions.last() == Some(&options.bad),
+                "{} {} and {} must both be releases cargo's index lists (not yanked)",
+                adapter.krate,
+                options.good,
+                options.bad
+            );
+            versions
+        }
+        Some(url) => revision::commits(
+            url,
+            &options.good,
+            &options.bad,
+            1,
+            &defaults::versions_folder()?,
+        )?,
+    };
+    // A configuration keeps its knobs in every version: tokio@1.2.3{event_interval=1}.
+    let spec = |v: &str| match &options.git {
+        None => format!("{}@{v}{knobs}", adapter.name),
+        Some(url) => format!("{}@git:{url}#{v}{knobs}", adapter.name),
+    };
+    // What the lines call a version: a release, or a commit with its subject.
+    let label = |v: &str| -> String {
+        match Implementation::parse(&spec(v), &[])
+            .ok()
+            .and_then(|i| i.source().cloned())
+        {
+            Some(source) => format!("{} {:?}", &source.commit[..10], source.subject),
+            None => v.to_string(),
+        }
+    };
+    let what = match &options.git {
+        None => format!("releases of {}", adapter.krate),
+        Some(url) => format!("first-parent commits of {url}"),
+    };
     println!(
-        "bisecting {} releases of {} from {} (good) to {} (bad), {} at {} thread(s), {} connections",
+        "bisecting {} {what} from {} (good) to {} (bad), {} at {} thread(s), {} connections",
         versions.len(),
-        adapter.krate,
         options.good,
         options.bad,
         options.metric.name(),
         options.threads,
         options.connections
     );
-    // A configuration keeps its knobs in every release: tokio@1.2.3{event_interval=1}.
-    let name = |v: &str| format!("{}@{v}{knobs}", adapter.name);
+    let good = versions[0].clone();
     let mut step = 0;
     let mut measure = |candidates: &[&str]| -> Result<(PathBuf, Vec<Verdict>)> {
         step += 1;
         let dir = options.out.join(format!("step-{step}"));
-        let mut runtimes = vec![name(&options.good)];
-        runtimes.extend(candidates.iter().map(|v| name(v)));
-        run(options, &runtimes, &dir)?;
+        let mut specs = vec![spec(&good)];
+        specs.extend(candidates.iter().map(|v| spec(v)));
+        let names = run(options, &specs, &dir)?;
         let results = Results::load(&crate::results::file::named(&dir))?;
-        let verdicts = candidates
+        let verdicts = names[1..]
             .iter()
-            .map(|v| verdict(options, &results, &runtimes[0], &name(v)))
+            .map(|name| verdict(options, &results, &names[0], name))
             .collect::<Result<_>>()?;
         Ok((dir, verdicts))
     };
+    // Like `git bisect skip`: a version that does not build is named and
+    // left out, and the search goes on with its neighbours.
+    let builds = |v: &str| -> bool {
+        let built = Implementation::parse(&spec(v), &[])
+            .and_then(|i| binaries::locate(&[i], &[], None, &options.profile));
+        match built {
+            Ok(_) => true,
+            Err(e) => {
+                let why = format!("{e:#}");
+                let why = why.lines().next().unwrap_or_default().to_string();
+                println!("  skipped {}: does not build ({why})", label(v));
+                false
+            }
+        }
+    };
+    ensure!(
+        builds(&good),
+        "GOOD {} does not build: nothing to compare with",
+        options.good
+    );
+    let bad = versions.last().expect("GOOD and BAD at least").clone();
+    ensure!(builds(&bad), "BAD {} does not build", options.bad);
 
-    let (_, first) = measure(&[&options.bad])?;
+    let (_, first) = measure(&[&bad])?;
     let direction = first[0];
-    report_step(options, &options.bad, direction);
+    report_step(options, &label(&bad), direction);
     if direction == Verdict::NoChange {
         println!(
             "{} does not differ from {} at this load: nothing to bisect",
@@ -133,15 +186,20 @@ pub fn bisect(options: &Options) -> Result<Found> {
     let mut monotonic = true;
     while hi - lo > 1 {
         let mid = (lo + hi) / 2;
+        if !builds(&versions[mid]) {
+            versions.remove(mid);
+            hi -= 1;
+            continue;
+        }
         let (_, verdict) = measure(&[&versions[mid]])?;
-        report_step(options, &versions[mid], verdict[0]);
+        report_step(options, &label(&versions[mid]), verdict[0]);
         match verdict[0] {
             v if v == direction => hi = mid,
             Verdict::NoChange => lo = mid,
             _ => {
                 println!(
                     "  {} changed the other way: the verdicts are not monotonic",
-                    versions[mid]
+                    label(&versions[mid])
                 );
                 monotonic = false;
                 lo = mid;
@@ -149,7 +207,7 @@ pub fn bisect(options: &Options) -> Result<Found> {
         }
     }
     let (before, first_bad) = (&versions[lo], &versions[hi]);
-    // The release found beside the one before it, in one more run.
+    // The version found beside the one before it, in one more run.
     let mut last: Vec<&str> = Vec::new();
     if lo > 0 {
         last.push(before);
@@ -164,38 +222,52 @@ pub fn bisect(options: &Options) -> Result<Found> {
         monotonic = false;
         println!(
             "the last run did not confirm it: against {} it judged {}; the verdicts are not \
-             monotonic (noise, or a change that came and went), so no single release is to blame",
+             monotonic (noise, or a change that came and went), so no single version is to blame",
             options.good,
             last.iter()
                 .zip(&confirm)
-                .map(|(v, verdict)| format!("{v} {}", verdict.word()))
+                .map(|(v, verdict)| format!("{} {}", label(v), verdict.word()))
                 .collect::<Vec<_>>()
                 .join(", ")
         );
     }
-    let link =
-        releases::link(adapter.krate, first_bad).map_or(String::new(), |url| format!(" ({url})"));
-    println!(
-        "first release that differs from {}: {} {first_bad}{link}{}",
-        options.good,
-        adapter.krate,
-        if monotonic { "" } else { ", not confirmed" }
-    );
+    let unconfirmed = if monotonic { "" } else { ", not confirmed" };
+    match Implementation::parse(&spec(first_bad), &[])?.source() {
+        None => {
+            let link = releases::link(adapter.krate, first_bad)
+                .map_or(String::new(), |url| format!(" ({url})"));
+            println!(
+                "first release that differs from {}: {} {first_bad}{link}{unconfirmed}",
+                options.good, adapter.krate,
+            );
+        }
+        Some(source) => {
+            let link = source
+                .link()
+                .map_or(String::new(), |url| format!(" ({url})"));
+            println!(
+                "first commit that differs from {}: {} {:?} ({}){link}{unconfirmed}",
+                options.good, source.commit, source.subject, source.date,
+            );
+        }
+    }
+    let names = [spec(before), spec(first_bad)]
+        .map(|s| Implementation::parse(&s, &[]).map_or(s, |i| i.name()));
     println!(
         "reproduce: {} && compare check DIR --baseline {} --candidate {}",
-        run_command(options, &[name(before), name(first_bad)], Path::new("DIR")),
-        name(before),
-        name(first_bad),
+        run_command(options, &[spec(before), spec(first_bad)], Path::new("DIR")),
+        shell_words([names[0].as_str()].into_iter()),
+        shell_words([names[1].as_str()].into_iter()),
     );
     println!("the last run: {}", dir.display());
-    Ok(Found::Release {
+    Ok(Found::First {
         version: first_bad.clone(),
         monotonic,
     })
 }
 
-fn report_step(options: &Options, version: &str, verdict: Verdict) {
-    println!("  {version} against {}: {}", options.good, verdict.word());
+fn report_step(options: &Options, label: &str, verdict: Verdict) {
+    println!("  {label} against {}: {}", options.good, verdict.word());
 }
 
 /// A step's `compare run` options, its implementations and folder aside:
@@ -235,11 +307,21 @@ fn run_command(options: &Options, runtimes: &[String], dir: &Path) -> String {
     shell_words(words.iter().map(String::as_str))
 }
 
-/// A run of `runtimes` at the load, into `dir`.
-fn run(options: &Options, runtimes: &[String], dir: &Path) -> Result<()> {
+/// A run of `specs` at the load, into `dir`; the names its results give them.
+fn run(options: &Options, specs: &[String], dir: &Path) -> Result<Vec<String>> {
+    let implementations: Vec<Implementation> = specs
+        .iter()
+        .map(|s| Implementation::parse(s, &[]))
+        .collect::<Result<_>>()?;
+    let names: Vec<String> = implementations.iter().map(Implementation::name).collect();
     let config = Config {
-        implementations: runtimes.to_vec(),
-        command: run_command(options, runtimes, dir),
+        implementations: names.clone(),
+        sources: implementations
+            .iter()
+            .filter_map(Implementation::source)
+            .cloned()
+            .collect(),
+        command: run_command(options, specs, dir),
         started: chrono::Utc::now().to_rfc3339(),
         ..options.step.clone()
     };
@@ -252,14 +334,14 @@ fn run(options: &Options, runtimes: &[String], dir: &Path) -> Result<()> {
         bin_dir: None,
         profile: options.profile.clone(),
     })
-    .with_context(|| format!("the run of {}", runtimes.join(", ")))?;
+    .with_context(|| format!("the run of {}", names.join(", ")))?;
     // A failed cell is judged below: its verdict says it has no figure.
     ensure!(
         outcome != run::Outcome::Interrupted,
         "interrupted; the steps so far are in {}",
         options.out.display()
     );
-    Ok(())
+    Ok(names)
 }
 
 /// `compare check`'s verdict on `metric` of `candidate` against `baseline`.

@@ -52,12 +52,19 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct BisectArgs {
-    /// One of our implementations, e.g. tokio (its crate's releases are searched).
+    /// One of our implementations, e.g. tokio (its crate's releases are
+    /// searched, or with --git the commits of a repository).
     pub name: String,
-    /// A release whose figure is the reference, e.g. 1.45.0.
+    /// A release whose figure is the reference, e.g. 1.45.0 (with --git: a
+    /// commit, tag or branch).
     pub good: String,
-    /// A later release whose figure differs from GOOD's.
+    /// A later release whose figure differs from GOOD's (with --git: a
+    /// later revision).
     pub bad: String,
+    /// Search the first-parent commits from GOOD to BAD of this git
+    /// repository (a folder, file://, or a remote) instead of releases.
+    #[arg(long, value_name = "URL|DIR")]
+    pub git: Option<String>,
     /// The load: connections.
     #[arg(long, default_value_t = 1000, value_parser = count(u32::MAX as i64))]
     pub connections: usize,
@@ -141,6 +148,10 @@ pub struct RunArgs {
     /// pre-releases in it too.
     #[arg(long)]
     pub pre_releases: bool,
+    /// With a range of commits in --runtimes (NAME@git:URL#A..B): every
+    /// Nth first-parent commit from A, B always among them.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub step: u64,
     /// Use this implementation's client against every server (default: each its own).
     #[arg(long)]
     pub client: Option<String>,
@@ -272,7 +283,7 @@ pub struct RunArgs {
         "runtimes", "client", "external", "server", "remote", "remote_bin_dir", "matrix", "connections",
         "threads", "block", "window", "work", "seconds", "warmup", "repeat", "precision",
         "max_repeat", "budget", "noisy", "pin", "no_latency", "no_cost", "counted", "out",
-        "arrival", "churn", "rates", "p99_bound", "pre_releases", "tls", "no_handshakes",
+        "arrival", "churn", "rates", "p99_bound", "pre_releases", "step", "tls", "no_handshakes",
         "handshakes",
     ])]
     pub resume: Option<PathBuf>,

@@ -77,3 +77,22 @@ pub const OPEN_LOOP_CLIENT: &str = "mio";
 /// Blocks per connection in the handshake scenario of `--tls`: one round
 /// trip, then a new connection, so that the handshakes set the pace.
 pub const HANDSHAKE_CHURN: u64 = 1;
+
+/// The workspace this binary was built from, if it is still there.
+pub fn source_tree() -> Option<std::path::PathBuf> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent()?;
+    root.join("Cargo.toml")
+        .is_file()
+        .then(|| root.to_path_buf())
+}
+
+/// Where unreleased versions are built, and remote repositories cloned:
+/// `target/versions` of the source tree.
+pub fn versions_folder() -> anyhow::Result<std::path::PathBuf> {
+    let root = source_tree().ok_or_else(|| {
+        anyhow::anyhow!(
+            "git: and path: versions are built from the source tree, and it is not here"
+        )
+    })?;
+    Ok(root.join("target").join("versions"))
+}

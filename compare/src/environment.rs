@@ -8,18 +8,17 @@ use std::process::Command;
 
 use anyhow::{Context, Result};
 use procfs::{CpuInfo, Current, Meminfo};
-use sha2::{Digest, Sha256};
 
 use crate::adapters::RUSTC_VERSION;
-use crate::binaries;
 use crate::results::{Host, Suite, TlsSettings};
+use crate::{defaults, revision};
 
 /// The suite: version, toolchain, and the SHA-256 of each program by name;
 /// when `built` with cargo profile `profile` (from the source tree, just
 /// now), the tree's git commit too. Prebuilt binaries (`--bin-dir`) came
 /// from who knows which tree: their hashes identify them.
 pub fn suite(programs: &BTreeMap<String, PathBuf>, built: bool, profile: &str) -> Result<Suite> {
-    let root = binaries::source_tree().filter(|_| built);
+    let root = defaults::source_tree().filter(|_| built);
     let git = |args: &[&str]| {
         let out = Command::new("git")
             .current_dir(root.as_ref()?)
@@ -52,16 +51,14 @@ pub fn suite(programs: &BTreeMap<String, PathBuf>, built: bool, profile: &str) -
             "prebuilt (--bin-dir)".into()
         }),
         binaries,
+        locks: BTreeMap::new(),
         valgrind: None,
     })
 }
 
 fn sha256(path: &Path) -> Result<String> {
     let bytes = fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    Ok(Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
+    Ok(revision::sha256_hex(&bytes))
 }
 
 /// The compiler that cargo just built the binaries with; for prebuilt ones,

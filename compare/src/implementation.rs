@@ -2,9 +2,12 @@
 //! built against an exact crate version (`tokio@1.47.0`), one of ours with
 //! its runtime's knobs set (`tokio{event_interval=1}`, or both:
 //! `tokio@1.47.0{event_interval=1}`), or an external program described by a
-//! file (`--external muduo=muduo.toml`). A name is parsed once, into a
-//! [`Spec`]; a range of releases (`tokio@1.45.0..1.54.1`) is one spec that
-//! stands for one implementation per release.
+//! file (`--external muduo=muduo.toml`). Unreleased code is a version too:
+//! `tokio@git:URL#REV` (a commit, tag or branch) and `tokio@path:DIR` (a
+//! checkout as it stands), which resolve to a [`Source`]. A name is parsed
+//! once, into a [`Spec`]; a range of releases (`tokio@1.45.0..1.54.1`) or
+//! of commits (`tokio@git:URL#A..B`) is one spec that stands for one
+//! implementation per release or commit.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -15,11 +18,14 @@ use pingpong::knobs::Settings;
 use semver::Version;
 
 use crate::adapters::{ADAPTERS, Adapter};
+use crate::defaults;
 use crate::external::External;
+use crate::revision::{Origin, Source};
 
 /// A name as `--runtimes` spells it: `NAME`, `NAME@VERSION` (an exact
-/// release) or `NAME@A..B` (every release from A to B), each followed by
-/// `{KNOB=VALUE,...}` or not.
+/// release), `NAME@A..B` (every release from A to B), `NAME@git:URL#REV`,
+/// `NAME@git:URL#A..B` (the first-parent commits from A to B) or
+/// `NAME@path:DIR`, each followed by `{KNOB=VALUE,...}` or not.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Spec {
     pub base: String,
@@ -36,6 +42,14 @@ pub enum Versions {
     Exact(Version),
     /// Every release from the first to the second, inclusive.
     Range(Version, Version),
+    /// Unreleased code: one revision of a repository, or a checkout.
+    Unreleased(Origin),
+    /// The first-parent commits of a repository from one revision to another.
+    Commits {
+        url: String,
+        from: String,
+        to: String,
+    },
 }
 
 impl Spec {
@@ -53,6 +67,37 @@ impl Spec {
         };
         let (base, versions) = match head.split_once('@') {
             None => (head, Versions::Locked),
+            Some((base, dir)) if dir.starts_with("path:") => {
+                let dir = &dir["path:".len()..];
+                ensure!(
+                    !dir.is_empty(),
+                    "{spec:?}: path: names a folder, as in {base}@path:../{base}"
+                );
+                (base, Versions::Unreleased(Origin::Path(dir.into())))
+            }
+            Some((base, git)) if git.starts_with("git:") => {
+                let Some((url, rev)) = git["git:".len()..].rsplit_once('#') else {
+                    bail!(
+                        "{spec:?}: git: names a repository and a revision, as in {base}@git:URL#main"
+                    );
+                };
+                ensure!(
+                    !url.is_empty() && !rev.is_empty(),
+                    "{spec:?}: git: names a repository and a revision, as in {base}@git:URL#main"
+                );
+                let versions = match rev.split_once("..") {
+                    Some((from, to)) => Versions::Commits {
+                        url: url.into(),
+                        from: from.into(),
+                        to: to.into(),
+                    },
+                    None => Versions::Unreleased(Origin::Git {
+                        url: url.into(),
+                        rev: rev.into(),
+                    }),
+                };
+                (base, versions)
+            }
             Some((base, range)) => match range.split_once("..") {
                 Some((from, to)) => {
                     let version = |v: &str| {
@@ -93,6 +138,9 @@ impl fmt::Display for Spec {
             Versions::Locked => {}
             Versions::Exact(v) => write!(f, "@{v}")?,
             Versions::Range(from, to) => write!(f, "@{from}..{to}")?,
+            Versions::Unreleased(Origin::Git { url, rev }) => write!(f, "@git:{url}#{rev}")?,
+            Versions::Unreleased(Origin::Path(dir)) => write!(f, "@path:{}", dir.display())?,
+            Versions::Commits { url, from, to } => write!(f, "@git:{url}#{from}..{to}")?,
         }
         match &self.knobs {
             Some(knobs) => write!(f, "{{{knobs}}}"),
@@ -105,34 +153,75 @@ impl fmt::Display for Spec {
 pub enum Implementation {
     Ours {
         adapter: &'static Adapter,
-        /// The exact version of its crate to build against, if not the locked one.
-        pinned: Option<String>,
+        /// The version of its crate to build against, if not the locked one.
+        pinned: Option<Pin>,
         /// Its runtime's builder settings (none: the adapter's own).
         knobs: Settings,
     },
     External(Arc<External>),
 }
 
+/// A version of a runtime crate other than the one the workspace locks.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pin {
+    /// An exact release.
+    Release(String),
+    /// Unreleased code, as it resolved.
+    Source(Arc<Source>),
+}
+
 impl Implementation {
     /// Parses `NAME`, `NAME@VERSION` (an exact version: 1.47.0), either
     /// followed by `{KNOB=VALUE,...}`, where NAME is one of ours or of
-    /// `externals`.
+    /// `externals`. A `git:` or `path:` version resolves here, through git
+    /// (a remote repository is cloned under `cache`).
     pub fn parse(spec: &str, externals: &[Arc<External>]) -> Result<Self> {
+        Self::parse_known(spec, externals, &[])
+    }
+
+    /// [`Self::parse`], where `sources` are unreleased versions resolved
+    /// before, by name (`tokio@main(3f2a9c1)`, a run's results record them).
+    pub fn parse_known(
+        spec: &str,
+        externals: &[Arc<External>],
+        sources: &[Arc<Source>],
+    ) -> Result<Self> {
         if let Some(external) = externals.iter().find(|e| e.name == spec) {
             return Ok(Self::External(external.clone()));
         }
-        Self::of(&Spec::parse(spec)?, externals)
+        let (head, knobs) = match spec.split_once('{') {
+            Some((head, _)) => (head, &spec[head.len()..]),
+            None => (spec, ""),
+        };
+        if let Some(source) = sources.iter().find(|s| s.name == head) {
+            let base = head.split_once('@').map_or(head, |(base, _)| base);
+            let mut parsed = Spec::parse(&format!("{base}{knobs}"))?;
+            parsed.versions = Versions::Locked;
+            return Self::of(&parsed, externals, Some(Pin::Source(source.clone())));
+        }
+        let parsed = Spec::parse(spec)?;
+        let pin = match &parsed.versions {
+            Versions::Unreleased(origin) => {
+                let source =
+                    Source::resolve(&parsed.base, spec, origin, &defaults::versions_folder()?)?;
+                Some(Pin::Source(Arc::new(source)))
+            }
+            _ => None,
+        };
+        Self::of(&parsed, externals, pin)
     }
 
-    /// The implementation a spec of one version names.
-    pub fn of(spec: &Spec, externals: &[Arc<External>]) -> Result<Self> {
+    /// The implementation a spec of one version names; `source` where that
+    /// version is unreleased code, resolved.
+    fn of(spec: &Spec, externals: &[Arc<External>], source: Option<Pin>) -> Result<Self> {
         let name = spec.base.as_str();
         let adapter = ours(name, externals)?;
         let pinned = match &spec.versions {
-            Versions::Locked => None,
-            Versions::Exact(version) => Some(version.to_string()),
-            Versions::Range(..) => {
-                bail!("{spec}: a range stands for one implementation per release")
+            Versions::Locked => source,
+            Versions::Exact(version) => Some(Pin::Release(version.to_string())),
+            Versions::Unreleased(_) => source,
+            Versions::Range(..) | Versions::Commits { .. } => {
+                bail!("{spec}: a range stands for one implementation per release or commit")
             }
         };
         if pinned.is_some() && adapter.krate == "std" {
@@ -170,11 +259,23 @@ impl Implementation {
                 adapter,
                 pinned,
                 knobs,
-            } => {
-                let version = pinned.as_ref().map(|v| format!("@{v}")).unwrap_or_default();
-                format!("{}{version}{knobs}", adapter.name)
-            }
+            } => match pinned {
+                None => format!("{}{knobs}", adapter.name),
+                Some(Pin::Release(v)) => format!("{}@{v}{knobs}", adapter.name),
+                Some(Pin::Source(source)) => format!("{}{knobs}", source.name),
+            },
             Self::External(e) => e.name.clone(),
+        }
+    }
+
+    /// The unreleased code it is built from, if any.
+    pub fn source(&self) -> Option<&Source> {
+        match self {
+            Self::Ours {
+                pinned: Some(Pin::Source(source)),
+                ..
+            } => Some(source),
+            _ => None,
         }
     }
 
@@ -270,7 +371,10 @@ mod tests {
         else {
             panic!("{v:?}")
         };
-        assert_eq!((adapter.name, pinned.as_deref()), ("tokio", Some("1.47.0")));
+        assert_eq!(
+            (adapter.name, pinned),
+            ("tokio", &Some(Pin::Release("1.47.0".into())))
+        );
         assert_eq!(v.name(), "tokio@1.47.0");
         assert_eq!(Implementation::parse("mio", &[]).unwrap().name(), "mio");
         for bad in [

@@ -15,7 +15,7 @@
 //! - the results, as data: [`results`] (the schema; its figures and its
 //!   file);
 //! - the vocabulary: [`adapters`] (our implementations, the one list),
-//!   [`implementation`], [`external`], [`program`], [`matrix`],
+//!   [`implementation`], [`revision`], [`external`], [`program`], [`matrix`],
 //!   [`placement`], [`defaults`], [`shell`], [`named`], [`stats`].
 
 pub mod adapters;
@@ -44,6 +44,7 @@ pub mod remote;
 pub mod repetition;
 pub mod report;
 pub mod results;
+pub mod revision;
 pub mod run;
 pub mod shell;
 pub mod stats;

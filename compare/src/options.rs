@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use clap::Parser;
 use pingpong::protocol::MAX_IN_FLIGHT;
 
@@ -14,6 +14,7 @@ use crate::cli::{BisectArgs, CheckArgs, Cli, Command, Precision, ReportArgs, Run
 use crate::external::External;
 use crate::implementation::{Implementation, Spec, Versions, split_list};
 use crate::results::{Config, ReleaseRange, Skipped, TlsSettings};
+use crate::revision::{self, Source};
 use crate::shell::shell_words;
 use crate::{bisect, check, defaults, matrix, releases, remote, report, run};
 
@@ -62,14 +63,26 @@ fn config(args: &RunArgs) -> Result<Config> {
     } else {
         let mut servers = Vec::new();
         for spec in &runtimes {
-            match release_range(spec, args.pre_releases)? {
-                Some(range) => {
-                    for name in range.names() {
-                        servers.push(Implementation::parse(&name, &externals)?);
-                    }
-                    releases.push(range);
+            if let Some(range) = release_range(spec, args.pre_releases)? {
+                for name in range.names() {
+                    servers.push(Implementation::parse(&name, &externals)?);
                 }
-                None => servers.push(Implementation::parse(spec, &externals)?),
+                releases.push(range);
+            } else if let Some(commits) = commit_range(spec, args.step as usize)? {
+                let mut names = Vec::new();
+                for commit in commits {
+                    let implementation = Implementation::parse(&commit, &externals)?;
+                    names.push(implementation.name());
+                    servers.push(implementation);
+                }
+                releases.push(ReleaseRange {
+                    spec: spec.clone(),
+                    krate: Spec::parse(spec)?.base,
+                    versions: names,
+                    skipped: Vec::new(),
+                });
+            } else {
+                servers.push(Implementation::parse(spec, &externals)?);
             }
         }
         servers
@@ -139,6 +152,16 @@ fn config(args: &RunArgs) -> Result<Config> {
         bail!("--handshakes {c}: no load of the run has {c} connections");
     }
     let named = |e: &External| servers.iter().chain(&client).any(|i| i.name() == e.name);
+    let mut sources: Vec<Source> = Vec::new();
+    for source in servers
+        .iter()
+        .chain(&client)
+        .filter_map(Implementation::source)
+    {
+        if !sources.iter().any(|s| s.name == source.name) {
+            sources.push(source.clone());
+        }
+    }
     Ok(Config {
         implementations: names,
         client: client.as_ref().map(Implementation::name),
@@ -169,6 +192,7 @@ fn config(args: &RunArgs) -> Result<Config> {
             .tls
             .then(|| TlsSettings::ours(!args.no_handshakes, args.handshakes.clone())),
         releases,
+        sources,
         p99_bound_us: (!args.rates.is_empty()).then_some(args.p99_bound * 1e3),
         // The ones the run names: an unused file is not the run's business.
         externals: externals
@@ -216,6 +240,32 @@ fn release_range(text: &str, pre: bool) -> Result<Option<ReleaseRange>> {
             .map(|(version, reason)| Skipped { version, reason })
             .collect(),
     }))
+}
+
+/// The commits of `NAME@git:URL#A..B`, if `text` is such a range: each as
+/// the spec of one commit (`NAME@git:URL#HASH{knobs}`), oldest first, every
+/// `step`th.
+fn commit_range(text: &str, step: usize) -> Result<Option<Vec<String>>> {
+    let Ok(spec) = Spec::parse(text) else {
+        return Ok(None);
+    };
+    let Versions::Commits { url, from, to } = &spec.versions else {
+        return Ok(None);
+    };
+    let commits = revision::commits(url, from, to, step, &defaults::versions_folder()?)
+        .with_context(|| format!("{text:?}"))?;
+    eprintln!("{text}: {} first-parent commit(s)", commits.len());
+    let knobs = spec
+        .knobs
+        .as_ref()
+        .map(|k| format!("{{{k}}}"))
+        .unwrap_or_default();
+    Ok(Some(
+        commits
+            .iter()
+            .map(|c| format!("{}@git:{url}#{c}{knobs}", spec.base))
+            .collect(),
+    ))
 }
 
 /// The client of an open-loop run: mio's, the one generator, for every
@@ -282,6 +332,7 @@ pub fn bisect(args: BisectArgs) -> Result<bisect::Options> {
         name: args.name,
         good: args.good,
         bad: args.bad,
+        git: args.git,
         threads: args.threads,
         connections: args.connections,
         metric: args.metric.metric(),

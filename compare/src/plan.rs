@@ -13,6 +13,7 @@ use crate::implementation::Implementation;
 use crate::matrix::{Load, Workload};
 use crate::placement::Pin;
 use crate::results::{Config, Remote};
+use crate::revision::Source;
 
 pub struct Plan {
     /// The implementations measured, in the tables' order.
@@ -41,7 +42,8 @@ impl Plan {
     pub fn of(config: &Config) -> Result<Self> {
         let externals: Vec<Arc<External>> =
             config.externals.iter().cloned().map(Arc::new).collect();
-        let parse = |name: &str| Implementation::parse(name, &externals);
+        let sources: Vec<Arc<Source>> = config.sources.iter().cloned().map(Arc::new).collect();
+        let parse = |name: &str| Implementation::parse_known(name, &externals, &sources);
         let servers: Vec<Implementation> = config
             .implementations
             .iter()

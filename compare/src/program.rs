@@ -18,6 +18,9 @@ pub enum Program {
         version: String,
         adapter: &'static Adapter,
         knobs: Settings,
+        /// The Cargo.lock of an isolated build (an exact release, or
+        /// unreleased code); absent: the workspace's.
+        lock: Option<PathBuf>,
     },
     /// An external program, run through its file's command lines.
     External(Arc<External>),

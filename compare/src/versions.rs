@@ -1,5 +1,6 @@
 //! Isolated builds of an implementation against an exact version of its
-//! runtime crate (`tokio@1.47.0`): the adapter is copied into its own
+//! runtime crate (`tokio@1.47.0`), or against unreleased code of it (a
+//! commit's files or a checkout, through `[patch.crates-io]`): the adapter is copied into its own
 //! workspace under `target/versions/`, with the crate's requirement pinned to
 //! `=VERSION`, the main Cargo.lock as its starting point (so that nothing
 //! else moves), and its own lockfile, kept for the next run.
@@ -24,18 +25,48 @@ use pingpong::knobs::Settings;
 
 use crate::adapters::Adapter;
 use crate::cargo::{self, Binary, BuildError, cfg_folder};
+use crate::implementation::Pin;
 use crate::program::Program;
+use crate::{defaults, revision};
 
-/// Builds `adapter` against `version` of its crate with cargo profile
-/// `profile`, and checks the version cargo resolved.
+/// Builds `adapter` against `pin`, a release or unreleased code of its
+/// crate, with cargo profile `profile`, and checks the version cargo
+/// resolved.
 pub fn build(
     root: &Path,
     adapter: &'static Adapter,
-    version: &str,
+    pin: &Pin,
     profile: &str,
     knobs: &Settings,
 ) -> Result<Program> {
-    let name = format!("{}@{version}", adapter.name);
+    let (what, label, version, patch) = match pin {
+        Pin::Release(version) => (
+            format!("{} {version}", adapter.krate),
+            version.clone(),
+            version.clone(),
+            None,
+        ),
+        Pin::Source(source) => {
+            let tree = source.tree(&defaults::versions_folder()?)?;
+            let folder = revision::crate_folder(&tree, adapter.krate)?;
+            let version = crate_version(&folder, &tree)?;
+            // A commit's build is its own; a folder's is rebuilt as it changes.
+            let label = match &source.rev {
+                Some(_) => format!("g{}", &source.commit[..12]),
+                None => format!(
+                    "path-{}",
+                    &revision::sha256_hex(source.location.as_bytes())[..12]
+                ),
+            };
+            (
+                format!("{} {version} at {}", adapter.krate, source.spec),
+                label,
+                version,
+                Some(folder),
+            )
+        }
+    };
+    let name = format!("{}@{label}", adapter.name);
     let cfgs = knobs.cfgs();
     let sources = root
         .join("runtimes")
@@ -43,22 +74,26 @@ pub fn build(
     let dir = root
         .join("target")
         .join("versions")
-        .join(format!("{}-{version}", adapter.package));
+        .join(format!("{}-{label}", adapter.package));
     eprintln!(
-        "building {} against {} {version} in {}",
+        "building {} against {what} in {}",
         adapter.name,
-        adapter.krate,
         dir.display()
     );
-    let package = release_name(adapter.package, version);
-    prepare(root, &sources, &dir, &package, adapter.krate, version)
+    let package = release_name(adapter.package, &label);
+    let requirement = Requirement {
+        krate: adapter.krate,
+        version: &version,
+        patch: patch.as_deref(),
+    };
+    prepare(root, &sources, &dir, &package, &label, &requirement)
         .with_context(|| format!("preparing the build of {name}"))?;
     let target = match cfgs.is_empty() {
         true => root.join("target"),
         false => root.join("target").join(cfg_folder(&cfgs)),
     };
     let binary = Binary {
-        name: release_name(&adapter.binary(), version),
+        name: release_name(&adapter.binary(), &label),
         package: package.clone(),
     };
     let built = cargo::build(
@@ -70,18 +105,17 @@ pub fn build(
     )
     .map_err(|e| match e {
         BuildError::Compile(error) => anyhow!(
-            "the {} adapter does not compile against {} {version}:\n{error}",
+            "the {} adapter does not compile against {what}:\n{error}",
             adapter.name,
-            adapter.krate
         ),
         BuildError::Cargo(error) => anyhow!(
-            "cannot build {} against {} {version}: cargo cannot resolve it (no such version, \
+            "cannot build {} against {what}: cargo cannot resolve it (no such version, \
                  or not with the features the adapter uses): {error}",
             adapter.name,
-            adapter.krate
         ),
     })?;
-    let resolved = locked_version(&dir.join("Cargo.lock"), &package, adapter.krate)?;
+    let lock = dir.join("Cargo.lock");
+    let resolved = locked_version(&lock, &package, adapter.krate)?;
     if resolved != version {
         bail!(
             "{name} resolved to {} {resolved}, not {version}",
@@ -99,7 +133,35 @@ pub fn build(
         version: resolved,
         adapter,
         knobs: knobs.clone(),
+        lock: Some(lock),
     })
+}
+
+/// What an isolated build asks of the runtime crate: exactly `version`,
+/// from crates.io, or from the folder `patch` (`[patch.crates-io]`).
+struct Requirement<'a> {
+    krate: &'a str,
+    version: &'a str,
+    patch: Option<&'a Path>,
+}
+
+/// The version a crate's manifest gives, its workspace's where it inherits it.
+fn crate_version(folder: &Path, tree: &Path) -> Result<String> {
+    let read = |dir: &Path| -> Result<DocumentMut> {
+        let path = dir.join("Cargo.toml");
+        fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?
+            .parse()
+            .with_context(|| format!("parsing {}", path.display()))
+    };
+    let manifest = read(folder)?;
+    if let Some(version) = manifest["package"]["version"].as_str() {
+        return Ok(version.into());
+    }
+    read(tree)?["workspace"]["package"]["version"]
+        .as_str()
+        .map(String::from)
+        .with_context(|| format!("{} gives no version", folder.join("Cargo.toml").display()))
 }
 
 /// `name` with the release in it, as a package or binary may be named:
@@ -123,8 +185,8 @@ fn prepare(
     sources: &Path,
     dir: &Path,
     package: &str,
-    krate: &str,
-    version: &str,
+    label: &str,
+    requirement: &Requirement,
 ) -> Result<()> {
     let member = dir.join("adapter");
     fs::create_dir_all(member.join("src"))?;
@@ -132,7 +194,7 @@ fn prepare(
     // A build script says what the crate's release offers (tokio's has one).
     let script = sources.join("build.rs");
     if script.is_file() {
-        fs::copy(&script, member.join("build.rs"))?;
+        write_if_changed(&member.join("build.rs"), &fs::read(&script)?)?;
     }
 
     let mut manifest: DocumentMut = fs::read_to_string(root.join("Cargo.toml"))?.parse()?;
@@ -147,22 +209,29 @@ fn prepare(
         let path = root.join(folder);
         workspace["dependencies"][crate_name]["path"] = value(path.to_string_lossy().as_ref());
     }
-    fs::write(dir.join("Cargo.toml"), manifest.to_string())?;
+    if let Some(folder) = requirement.patch {
+        manifest["patch"]["crates-io"][requirement.krate]["path"] =
+            value(folder.to_string_lossy().as_ref());
+    }
+    write_if_changed(&dir.join("Cargo.toml"), manifest.to_string().as_bytes())?;
 
     let mut adapter_manifest: DocumentMut =
         fs::read_to_string(sources.join("Cargo.toml"))?.parse()?;
-    let requirement = format!("={version}");
+    let (krate, exact) = (requirement.krate, format!("={}", requirement.version));
     match &mut adapter_manifest["dependencies"][krate] {
         Item::Value(toml_edit::Value::String(_)) => {
-            adapter_manifest["dependencies"][krate] = value(requirement);
+            adapter_manifest["dependencies"][krate] = value(exact);
         }
         Item::Value(toml_edit::Value::InlineTable(table)) => {
-            table.insert("version", requirement.into());
+            table.insert("version", exact.into());
         }
         _ => bail!("the adapter's Cargo.toml has no dependency on {krate}"),
     }
-    rename(&mut adapter_manifest, sources, package, version)?;
-    fs::write(member.join("Cargo.toml"), adapter_manifest.to_string())?;
+    rename(&mut adapter_manifest, sources, package, label)?;
+    write_if_changed(
+        &member.join("Cargo.toml"),
+        adapter_manifest.to_string().as_bytes(),
+    )?;
 
     // The main lockfile as a start: every other crate stays at its version.
     let lock = dir.join("Cargo.lock");
@@ -238,10 +307,20 @@ fn copy_tree(from: &Path, to: &Path) -> Result<()> {
             fs::create_dir_all(&target)?;
             copy_tree(&entry.path(), &target)?;
         } else {
-            fs::copy(entry.path(), &target)?;
+            write_if_changed(&target, &fs::read(entry.path())?)?;
         }
     }
     Ok(())
+}
+
+/// Writes `bytes` to `path` unless it holds them already: cargo goes by
+/// modification times, and an isolated build prepared again as it was
+/// builds nothing again.
+fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<()> {
+    if fs::read(path).is_ok_and(|old| old == bytes) {
+        return Ok(());
+    }
+    fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
 }
 
 /// The version of `krate` that `package` depends on in a lockfile.

@@ -494,6 +494,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "matrix",
             "placement",
             "external",
+            "revision",
             "implementation",
             "program",
         ],

@@ -85,7 +85,9 @@ impl Recorders {
     pub fn merged(&self) -> Histogram {
         let mut merged = histogram();
         for h in self.all.lock().unwrap_or_else(|e| e.into_inner()).iter() {
-            merged.add(&*lock(h)).expect("histograms of equal bounds add");
+            merged
+                .add(&*lock(h))
+                .expect("histograms of equal bounds add");
         }
         merged
     }

@@ -15,9 +15,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::defaults;
 use crate::external::External;
-use crate::implementation::{Implementation, Spec};
+use crate::implementation::{Implementation, Spec, Versions};
 use crate::matrix::{Load, Tls, Workload};
 use crate::placement::Placement;
+use crate::revision::Source;
 
 pub const SCHEMA: u32 = 1;
 
@@ -51,6 +52,11 @@ pub struct Suite {
     /// SHA-256 (hex) of every binary that ran, by file name.
     #[serde(default)]
     pub binaries: BTreeMap<String, String>,
+    /// SHA-256 (hex) of the Cargo.lock of each isolated build (releases and
+    /// unreleased code), by implementation; the file is `locks/<hash>.lock`
+    /// beside the results.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub locks: BTreeMap<String, String>,
     /// `valgrind --version`, where runs were counted under callgrind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub valgrind: Option<String>,
@@ -154,6 +160,10 @@ pub struct Config {
     /// listed them when the run started.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub releases: Vec<ReleaseRange>,
+    /// Unreleased code the run names (`git:` and `path:` versions), as it
+    /// resolved when the run started.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<Source>,
     /// `--p99-bound`: the p99 round trip, in microseconds, under which a
     /// sustained rate counts for the knee table (with `rates`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -202,13 +212,15 @@ pub struct TlsSettings {
     pub handshake_connections: Vec<usize>,
 }
 
-/// A range of releases (`tokio@1.45.0..1.54.1`) and what it expanded to.
+/// A range of releases (`tokio@1.45.0..1.54.1`) or of commits
+/// (`tokio@git:URL#A..B`), and what it expanded to.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ReleaseRange {
     pub spec: String,
     /// The runtime crate whose releases these are.
     pub krate: String,
-    /// The releases run, oldest first (each an implementation `NAME@VERSION`).
+    /// The releases run, oldest first (each an implementation
+    /// `NAME@VERSION`); of commits, the implementations' names.
     pub versions: Vec<String>,
     /// The releases of the range left out, and why (yanked, pre-release).
     pub skipped: Vec<Skipped>,
@@ -222,6 +234,9 @@ impl ReleaseRange {
         let Ok(spec) = Spec::parse(&self.spec) else {
             return Vec::new();
         };
+        if let Versions::Commits { .. } = spec.versions {
+            return self.versions.clone();
+        }
         self.versions
             .iter()
             .filter_map(|v| Some(spec.at(semver::Version::parse(v).ok()?).to_string()))

@@ -484,6 +484,7 @@ mod tests {
             rates: Vec::new(),
             tls: None,
             releases: Vec::new(),
+            sources: Vec::new(),
             p99_bound_us: None,
             counted_blocks: None,
             externals: Vec::new(),
@@ -525,6 +526,7 @@ mod tests {
                         version: "1.0.0".into(),
                         adapter,
                         knobs: knobs.clone(),
+                        lock: None,
                     },
                 )
             })

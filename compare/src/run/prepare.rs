@@ -17,6 +17,7 @@ use crate::plan::Plan;
 use crate::program::{Program, Programs};
 use crate::remote::{self, Site};
 use crate::results::Results;
+use crate::revision;
 
 /// Where each load's processes run, by thread count.
 pub type Placements = HashMap<usize, Placement>;
@@ -110,6 +111,7 @@ pub fn prepare(plan: &Plan, results: &mut Results, out: &Path, build: &Build) ->
     // Made once the run can start (no empty folder for a refused one), and
     // saved before the first cell: an unwritable folder fails now, not after minutes.
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    results.suite.locks = keep_locks(&programs, out)?;
     results.save(&crate::results::file::in_folder(out))?;
     let counting = match results.config.cost {
         Some(false) => Err("--no-cost: no cost run was asked for".into()),
@@ -147,6 +149,28 @@ fn files(programs: &Programs) -> Result<BTreeMap<String, std::path::PathBuf>> {
         }
     }
     Ok(files)
+}
+
+/// Copies the Cargo.lock of each isolated build into `out/locks/`, named by
+/// its hash (one file for builds that locked alike); their hashes, by
+/// implementation.
+fn keep_locks(programs: &Programs, out: &Path) -> Result<BTreeMap<String, String>> {
+    let mut locks = BTreeMap::new();
+    for (name, program) in programs {
+        let Program::Binary {
+            lock: Some(lock), ..
+        } = program
+        else {
+            continue;
+        };
+        let text = std::fs::read(lock).with_context(|| format!("reading {}", lock.display()))?;
+        let hash = revision::sha256_hex(&text);
+        let dir = out.join("locks");
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(dir.join(format!("{hash}.lock")), &text)?;
+        locks.insert(name.clone(), hash);
+    }
+    Ok(locks)
 }
 
 /// Fails before the first cell when the largest load cannot fit the machine's limits.

@@ -16,6 +16,7 @@ mod run;
 mod tls;
 mod two_hosts;
 mod unavailable;
+mod unreleased;
 mod workloads;
 
 use compare::adapters::ADAPTERS;
