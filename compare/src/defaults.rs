@@ -96,3 +96,20 @@ pub fn versions_folder() -> anyhow::Result<std::path::PathBuf> {
     })?;
     Ok(root.join("target").join("versions"))
 }
+
+/// Where the files of commits are unpacked to be built: outside the source
+/// tree (`$XDG_CACHE_HOME/pingpong-compare/trees`, else under `~/.cache`),
+/// since cargo takes a crate inside it for a member of this workspace, whose
+/// settings (`[workspace.lints]`, ...) the crate's own manifest then
+/// inherits in vain.
+pub fn trees_folder() -> anyhow::Result<std::path::PathBuf> {
+    let cache = match std::env::var_os("XDG_CACHE_HOME") {
+        Some(dir) => std::path::PathBuf::from(dir),
+        None => std::path::PathBuf::from(
+            std::env::var_os("HOME")
+                .ok_or_else(|| anyhow::anyhow!("neither XDG_CACHE_HOME nor HOME is set"))?,
+        )
+        .join(".cache"),
+    };
+    Ok(cache.join("pingpong-compare").join("trees"))
+}

@@ -455,6 +455,34 @@ mod tests {
     }
 
     #[test]
+    fn unreleased_versions_parse_into_their_origin_and_print_back() {
+        for text in [
+            "tokio@git:../tokio#main",
+            "tokio@git:git@github.com:tokio-rs/tokio.git#3f2a9c1{event_interval=1}",
+            "tokio@git:file:///src/tokio#tokio-1.47.0..tokio-1.48.0",
+            "tokio@path:../tokio",
+        ] {
+            assert_eq!(Spec::parse(text).unwrap().to_string(), text);
+        }
+        assert_eq!(
+            Spec::parse("tokio@git:a@b:c#d..e").unwrap().versions,
+            Versions::Commits {
+                url: "a@b:c".into(),
+                from: "d".into(),
+                to: "e".into()
+            }
+        );
+        for (bad, says) in [
+            ("tokio@git:../tokio", "a repository and a revision"),
+            ("tokio@git:#main", "a repository and a revision"),
+            ("tokio@path:", "names a folder"),
+        ] {
+            let e = format!("{:#}", Spec::parse(bad).unwrap_err());
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
     fn lists_split_outside_braces() {
         assert_eq!(
             split_list("tokio, tokio{event_interval=1,max_io_events_per_tick=8},mio"),

@@ -100,21 +100,19 @@ impl Source {
     }
 
     /// The folder whose code is built: a folder as it stands, or the
-    /// commit's files, written once under `cache` and never touched again
+    /// commit's files, written once under `trees` and never touched again
     /// (so that cargo, which compares modification times, builds a commit
-    /// once).
-    pub fn tree(&self, cache: &Path) -> Result<PathBuf> {
+    /// once). A remote repository is cloned under `cache`.
+    pub fn tree(&self, trees: &Path, cache: &Path) -> Result<PathBuf> {
         if self.rev.is_none() {
             return Ok(PathBuf::from(&self.location));
         }
-        let dir = cache.join("trees").join(&self.commit);
+        let dir = trees.join(&self.commit);
         if dir.exists() {
             return Ok(dir);
         }
         // Unpacked beside it and renamed into place: a tree that exists is whole.
-        let unpacking = cache
-            .join("trees")
-            .join(format!("{}.{}", self.commit, std::process::id()));
+        let unpacking = trees.join(format!("{}.{}", self.commit, std::process::id()));
         let _ = fs::remove_dir_all(&unpacking);
         fs::create_dir_all(&unpacking)?;
         let repo = repository(&self.location, cache)?;

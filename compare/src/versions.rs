@@ -47,7 +47,7 @@ pub fn build(
             None,
         ),
         Pin::Source(source) => {
-            let tree = source.tree(&defaults::versions_folder()?)?;
+            let tree = source.tree(&defaults::trees_folder()?, &defaults::versions_folder()?)?;
             let folder = revision::crate_folder(&tree, adapter.krate)?;
             let version = crate_version(&folder, &tree)?;
             // A commit's build is its own; a folder's is rebuilt as it changes.

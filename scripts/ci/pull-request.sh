@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# A runtime's pull request against its base, for the runtime's own CI: both
+# revisions built from the runtime's repository as git: versions, the cells
+# the maintainers choose run interleaved, and compare check's verdicts
+# written as a pull-request comment (markdown). Exits 1 only when a figure
+# regressed beyond the measured noise (the whole interval past the
+# threshold), 0 otherwise.
+#
+#   scripts/ci/pull-request.sh RUNTIME REPO BASE HEAD [compare run options]
+#
+# RUNTIME is one of the suite's implementations (tokio, smol, ...); REPO the
+# runtime's git repository (a folder, file://, or a remote); BASE and HEAD
+# commits, tags or branches. The options choose the cells: by default 100
+# and 1,000 connections at one thread, without the cost run. On shared CI
+# runners trust counted figures (--counted N: instructions per block under
+# valgrind) and system calls per block; wall-clock figures belong on a
+# dedicated machine. OUT (default results/pull-request) receives the run,
+# and comment.md the comment.
+set -euo pipefail
+if [ $# -lt 4 ]; then
+    sed -n '2,19p' "$0" >&2
+    exit 2
+fi
+runtime=$1 repo=$2 base=$3 head=$4
+shift 4
+suite="$(cd "$(dirname "$0")/../.." && pwd)"
+out="${OUT:-$suite/results/pull-request}"
+case "$repo" in
+    /* | *://* | *@*:*) ;;
+    *) repo="$(cd "$repo" && pwd)" ;;
+esac
+options=("$@")
+[ ${#options[@]} -gt 0 ] || options=(--connections 100,1000 --threads 1 --no-cost)
+cd "$suite"
+rm -rf "$out"
+cargo run --quiet --release -p compare -- run \
+    --runtimes "$runtime@git:$repo#$base,$runtime@git:$repo#$head" \
+    --quiet --out "$out" "${options[@]}"
+# The two implementations as the run named them (runtime@REV(commit)).
+mapfile -t names < <(python3 -c 'import json, sys
+for name in json.load(open(sys.argv[1]))["config"]["implementations"]:
+    print(name)' "$out/results.json")
+status=0
+target/release/compare check "$out" --baseline "${names[0]}" --candidate "${names[1]}" \
+    --format markdown > "$out/comment.md" || status=$?
+cat "$out/comment.md"
+exit "$status"
