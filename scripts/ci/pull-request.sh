@@ -38,7 +38,7 @@ cargo run --quiet --release -p compare -- run \
     --quiet --out "$out" "${options[@]}"
 # The two implementations as the run named them (runtime@REV(commit)).
 mapfile -t names < <(python3 -c 'import json, sys
-for name in json.load(open(sys.argv[1]))["config"]["implementations"]:
+for name in json.load(open(sys.argv[1]))["config"]["runtimes"]:
     print(name)' "$out/results.json")
 status=0
 target/release/compare check "$out" --baseline "${names[0]}" --candidate "${names[1]}" \
