@@ -1,5 +1,6 @@
-//! Round-trip times of blocks: one histogram per client thread, merged into
-//! one at the end of the run (percentiles are never averaged).
+//! Round-trip times of blocks: one histogram per client thread (up to
+//! [`HISTOGRAMS`], then shared), merged into one at the end of the run
+//! (percentiles are never averaged).
 //!
 //! A block's round-trip time runs from the moment the client starts sending
 //! it until the whole block has come back. The client sends the first
@@ -32,10 +33,25 @@ fn lock(h: &Mutex<Histogram>) -> MutexGuard<'_, Histogram> {
     h.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The histograms of one client, one for each thread that started sessions.
+/// The most histograms one client keeps. An event loop's client has a few
+/// threads, each with its own; a thread-per-connection client has 10,000,
+/// which share these round robin. Each histogram is 260 KiB: one each would
+/// hold 2.6 GB for a few blocks apiece, and adding them up at the end took
+/// longer than the run.
+pub const HISTOGRAMS: usize = 64;
+
+/// The histograms of one client, one for each thread that started sessions
+/// (or shared, past [`HISTOGRAMS`]).
 pub struct Recorders {
     id: u64,
-    all: Mutex<Vec<Shared>>,
+    pool: Mutex<Pool>,
+}
+
+/// The histograms made, and how many threads have been handed one.
+#[derive(Default)]
+struct Pool {
+    all: Vec<Shared>,
+    handed: usize,
 }
 
 thread_local! {
@@ -48,43 +64,44 @@ impl Default for Recorders {
         static NEXT_ID: AtomicU64 = AtomicU64::new(0);
         Self {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-            all: Mutex::default(),
+            pool: Mutex::default(),
         }
     }
 }
 
 impl Recorders {
-    /// The calling thread's histogram, made on first use. Only this thread
-    /// records into it (or a thread a task was stolen to), so its lock is
-    /// all but free.
+    /// The calling thread's histogram, chosen on first use: a new one for
+    /// each of the first [`HISTOGRAMS`] threads, then the existing ones in
+    /// turn. Few threads record into one (or a thread a task was stolen
+    /// to), so its lock is all but free.
     fn mine(&self) -> Shared {
         MINE.with_borrow_mut(|mine| match mine {
             Some((id, h)) if *id == self.id => h.clone(),
             _ => {
-                let h = Shared::new(Mutex::new(histogram()));
-                self.all
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(h.clone());
+                let mut pool = self.pool();
+                let n = pool.handed;
+                pool.handed += 1;
+                let h = if n < HISTOGRAMS {
+                    let h = Shared::new(Mutex::new(histogram()));
+                    pool.all.push(h.clone());
+                    h
+                } else {
+                    pool.all[n % HISTOGRAMS].clone()
+                };
                 *mine = Some((self.id, h.clone()));
                 h
             }
         })
     }
 
-    /// A copy of each thread's histogram.
-    pub fn per_thread(&self) -> Vec<Histogram> {
-        let all = self.all.lock().unwrap_or_else(|e| e.into_inner());
-        all.iter().map(|h| lock(h).clone()).collect()
+    fn pool(&self) -> MutexGuard<'_, Pool> {
+        self.pool.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Every thread's histogram added into one.
-    ///
-    /// Added in place, not copied first: a thread-per-connection client
-    /// holds 10,000 of them.
+    /// Every histogram added into one.
     pub fn merged(&self) -> Histogram {
         let mut merged = histogram();
-        for h in self.all.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+        for h in &self.pool().all {
             merged
                 .add(&*lock(h))
                 .expect("histograms of equal bounds add");
@@ -160,10 +177,20 @@ pub fn decode(text: &str) -> Result<Histogram, DecodeError> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn merged_is_the_sum_of_every_threads_histogram() {
+    /// A copy of each histogram.
+    fn histograms(recorders: &Recorders) -> Vec<Histogram> {
+        recorders
+            .pool()
+            .all
+            .iter()
+            .map(|h| lock(h).clone())
+            .collect()
+    }
+
+    /// Threads 1 to `threads`, thread t timing 100t completions.
+    fn record_from_threads(threads: u64) -> Arc<Recorders> {
         let recorders = Arc::new(Recorders::default());
-        let threads: Vec<_> = (1..=4u64)
+        let threads: Vec<_> = (1..=threads)
             .map(|t| {
                 let recorders = recorders.clone();
                 std::thread::spawn(move || {
@@ -178,8 +205,13 @@ mod tests {
             })
             .collect();
         threads.into_iter().for_each(|t| t.join().unwrap());
+        recorders
+    }
 
-        let per_thread = recorders.per_thread();
+    #[test]
+    fn merged_is_the_sum_of_every_threads_histogram() {
+        let recorders = record_from_threads(4);
+        let per_thread = histograms(&recorders);
         assert_eq!(per_thread.len(), 4);
         let merged = recorders.merged();
         let sum: u64 = per_thread.iter().map(|h| h.len()).sum();
@@ -191,6 +223,17 @@ mod tests {
             let parts: u64 = per_thread.iter().map(|h| h.count_at(value)).sum();
             assert_eq!(v.count_at_value(), parts, "count at {value} ns");
         }
+    }
+
+    #[test]
+    fn threads_past_the_most_histograms_share_them_and_lose_nothing() {
+        let threads = HISTOGRAMS as u64 + 6;
+        let recorders = record_from_threads(threads);
+        assert_eq!(histograms(&recorders).len(), HISTOGRAMS);
+        assert_eq!(
+            recorders.merged().len(),
+            (1..=threads).map(|t| 50 * t).sum::<u64>()
+        );
     }
 
     #[test]
