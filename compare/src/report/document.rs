@@ -2,9 +2,12 @@
 //! implements. A format reads the results file's data only: the same
 //! results give the same bytes.
 
+use std::cell::OnceCell;
+
 use anyhow::Result;
 
-use super::grid::View;
+use super::grid::{Grid, View};
+use super::sections::report_sections;
 use crate::results::Results;
 
 /// A run's results, ready to render.
@@ -19,6 +22,34 @@ pub struct Document<'a> {
     /// Whether the charts are written as files beside the report (which
     /// the markdown then shows).
     pub charts_written: bool,
+    /// The sections of tables, made once for every format that shows them:
+    /// their bootstrap intervals are most of a report's time.
+    sections: OnceCell<Vec<(String, Vec<Grid>)>>,
+}
+
+impl<'a> Document<'a> {
+    pub fn new(
+        results: &'a Results,
+        views: Vec<View<'a>>,
+        reference: String,
+        charts: Vec<Chart>,
+        charts_written: bool,
+    ) -> Self {
+        Self {
+            results,
+            views,
+            reference,
+            charts,
+            charts_written,
+            sections: OnceCell::new(),
+        }
+    }
+
+    /// The report's sections in order: heading and tables.
+    pub fn sections(&self) -> &[(String, Vec<Grid>)] {
+        self.sections
+            .get_or_init(|| report_sections(&self.views, &self.reference))
+    }
 }
 
 /// One chart: its file name, a caption, and the SVG.

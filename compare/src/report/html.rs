@@ -10,7 +10,7 @@ use anyhow::Result;
 use super::document::{Document, Export};
 use super::grid::Grid;
 use super::header::Header;
-use super::sections::{notes, report_sections};
+use super::sections::notes;
 
 pub struct Html;
 
@@ -66,8 +66,8 @@ fn render(document: &Document) -> String {
             escape(&chart.caption)
         );
     }
-    for (heading, grids) in report_sections(&document.views, &document.reference) {
-        section(&mut out, &heading, &grids);
+    for (heading, grids) in document.sections() {
+        section(&mut out, heading, grids);
     }
     out.push_str("<h2>Notes</h2>\n<ul>\n");
     for note in notes(results, true) {

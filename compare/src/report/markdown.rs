@@ -9,7 +9,7 @@ use anyhow::Result;
 use super::document::{Document, Export};
 use super::grid::Grid;
 use super::header::Header;
-use super::sections::{notes, report_sections};
+use super::sections::notes;
 
 pub struct Markdown;
 
@@ -31,8 +31,8 @@ fn render(document: &Document) -> String {
     for chart in document.charts.iter().filter(|_| document.charts_written) {
         let _ = writeln!(out, "\n![{}]({})", chart.caption, chart.file);
     }
-    for (heading, grids) in report_sections(&document.views, &document.reference) {
-        section(&mut out, &heading, &grids);
+    for (heading, grids) in document.sections() {
+        section(&mut out, heading, grids);
     }
     out.push_str("\n## Notes\n\n");
     for note in notes(results, true) {

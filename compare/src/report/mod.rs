@@ -110,17 +110,18 @@ pub fn write(
     let drawn = formats
         .iter()
         .any(|f| matches!(f, Format::Svg | Format::Html));
-    let document = Document {
-        results,
-        charts: if drawn {
-            svg::render(&views)?
-        } else {
-            Vec::new()
-        },
-        views,
-        reference: reference.into(),
-        charts_written: formats.contains(&Format::Svg),
+    let charts = if drawn {
+        svg::render(&views)?
+    } else {
+        Vec::new()
     };
+    let document = Document::new(
+        results,
+        views,
+        reference.into(),
+        charts,
+        formats.contains(&Format::Svg),
+    );
     let mut written = Vec::new();
     for format in formats {
         for (name, text) in format.exporter().files(&document)? {
