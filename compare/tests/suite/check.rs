@@ -227,9 +227,12 @@ fn counted_figures_are_recorded_where_valgrind_can_run_and_checked_at_their_thre
         "--warmup",
         "0",
         "--repeat",
+        // The check's least for an interval of counted figures.
         "3",
         "--counted",
         "50",
+        // The check reads the counted figures; no cost run is asked for.
+        "--no-cost",
         "--quiet",
         "--out",
         out.to_str().unwrap(),

@@ -352,22 +352,33 @@ pub fn processes() -> Vec<Proc> {
         .collect()
 }
 
-/// Live processes (not zombies) in the process groups `groups`, or, with
-/// none given, running a `pingpong-*` binary of this build.
-pub fn leftovers(groups: &[i32]) -> Vec<String> {
-    let ours = bin_dir();
+/// Set for a test's compare, and so inherited by every process it starts:
+/// what the test finds still running with its mark was left by it alone,
+/// whatever other tests run beside it.
+pub const MARK: &str = "PINGPONG_TEST_MARK";
+
+/// Live processes (not zombies) that `hit` picks: pid and executable.
+fn live(hit: impl Fn(&Proc) -> bool) -> Vec<String> {
     processes()
         .into_iter()
-        .filter(|p| !p.zombie)
+        .filter(|p| !p.zombie && hit(p))
         .filter_map(|p| {
             let exe = std::fs::read_link(format!("/proc/{}/exe", p.pid)).ok()?;
-            let hit = if groups.is_empty() {
-                exe.parent() == Some(ours.as_path())
-                    && exe.file_name()?.to_string_lossy().starts_with("pingpong-")
-            } else {
-                groups.contains(&p.group)
-            };
-            hit.then(|| format!("{} {}", p.pid, exe.display()))
+            Some(format!("{} {}", p.pid, exe.display()))
         })
         .collect()
+}
+
+/// Live processes in the process groups `groups`.
+pub fn left_in_groups(groups: &[i32]) -> Vec<String> {
+    live(|p| groups.contains(&p.group))
+}
+
+/// Live processes whose environment holds [`MARK`]`=mark`.
+pub fn left_marked(mark: &str) -> Vec<String> {
+    let entry = format!("{MARK}={mark}");
+    live(|p| {
+        std::fs::read(format!("/proc/{}/environ", p.pid))
+            .is_ok_and(|env| env.split(|&b| b == 0).any(|e| e == entry.as_bytes()))
+    })
 }

@@ -10,7 +10,9 @@ use compare::results::{Results, Status};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-use crate::common::{self, compare_with, leftovers, load, out_dir, processes};
+use crate::common::{
+    self, MARK, compare_with, left_in_groups, left_marked, load, out_dir, processes,
+};
 
 /// tokio with `fault` beside a healthy mio: tokio's cell fails with a
 /// reason containing `expected`, mio's succeeds, nothing is left running.
@@ -35,7 +37,7 @@ fn fault_costs_one_cell(test: &str, fault: &str, expected: &[&str]) {
             "--out",
             out.to_str().unwrap(),
         ],
-        &[("PINGPONG_FAULT", &spec)],
+        &[("PINGPONG_FAULT", &spec), (MARK, test)],
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{fault}: {stderr}");
@@ -62,7 +64,7 @@ fn fault_costs_one_cell(test: &str, fault: &str, expected: &[&str]) {
         "{stdout}"
     );
     assert_eq!(
-        leftovers(&[]),
+        left_marked(test),
         Vec::<String>::new(),
         "{fault}: processes left"
     );
@@ -177,7 +179,7 @@ fn ctrl_c_and_sigterm_save_the_runs_and_leave_nothing_running() {
         groups.dedup();
         assert!(!groups.is_empty());
         assert_eq!(
-            leftovers(&groups),
+            left_in_groups(&groups),
             Vec::<String>::new(),
             "{signal}: processes left"
         );
