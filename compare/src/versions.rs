@@ -14,6 +14,7 @@
 //! other build overwrites; each release's binary is copied out beside its
 //! workspace, under the adapter's own name.
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -197,7 +198,15 @@ fn prepare(
         write_if_changed(&member.join("build.rs"), &fs::read(&script)?)?;
     }
 
+    let mut adapter_manifest: DocumentMut =
+        fs::read_to_string(sources.join("Cargo.toml"))?.parse()?;
     let mut manifest: DocumentMut = fs::read_to_string(root.join("Cargo.toml"))?.parse()?;
+    let own = adapter_manifest["package"]["name"]
+        .as_str()
+        .context("the adapter's Cargo.toml names no package")?;
+    let lock =
+        Lockfile::load(root.join("Cargo.lock")).context("reading the workspace's Cargo.lock")?;
+    keep_profiles_of(&mut manifest, &built_with(&lock, own));
     let workspace = manifest["workspace"]
         .as_table_mut()
         .context("the root Cargo.toml has no [workspace]")?;
@@ -215,8 +224,6 @@ fn prepare(
     }
     write_if_changed(&dir.join("Cargo.toml"), manifest.to_string().as_bytes())?;
 
-    let mut adapter_manifest: DocumentMut =
-        fs::read_to_string(sources.join("Cargo.toml"))?.parse()?;
     let (krate, exact) = (requirement.krate, format!("={}", requirement.version));
     match &mut adapter_manifest["dependencies"][krate] {
         Item::Value(toml_edit::Value::String(_)) => {
@@ -239,6 +246,42 @@ fn prepare(
         fs::copy(root.join("Cargo.lock"), &lock)?;
     }
     Ok(())
+}
+
+/// The crates `package` builds with, by name, as `lock` resolves them.
+fn built_with(lock: &Lockfile, package: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let mut next = vec![package.to_string()];
+    while let Some(name) = next.pop() {
+        if !found.insert(name.clone()) {
+            continue;
+        }
+        for p in lock.packages.iter().filter(|p| p.name.as_str() == name) {
+            next.extend(p.dependencies.iter().map(|d| d.name.to_string()));
+        }
+    }
+    found
+}
+
+/// Drops the root manifest's settings for single crates (`[profile.dev.package.sha2]`)
+/// that the isolated build does not have, compare's own: cargo would warn
+/// of each at every build.
+fn keep_profiles_of(manifest: &mut DocumentMut, crates: &BTreeSet<String>) {
+    let profiles = manifest
+        .get_mut("profile")
+        .and_then(Item::as_table_like_mut);
+    for (_, profile) in profiles.into_iter().flat_map(|p| p.iter_mut()) {
+        if let Some(packages) = profile.get_mut("package").and_then(Item::as_table_like_mut) {
+            let absent: Vec<String> = packages
+                .iter()
+                .map(|(name, _)| name.to_string())
+                .filter(|name| name != "*" && !crates.contains(name))
+                .collect();
+            for name in absent {
+                packages.remove(&name);
+            }
+        }
+    }
 }
 
 /// Names the adapter's copy `package`, and each of its binaries with the
@@ -333,4 +376,36 @@ fn locked_version(lock: &Path, package: &str, krate: &str) -> Result<String> {
         .and_then(|p| p.dependencies.iter().find(|d| d.name.as_str() == krate))
         .map(|d| d.version.to_string())
         .with_context(|| format!("{} locks no {krate} for {package}", lock.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_isolated_build_keeps_the_settings_of_the_crates_it_has_and_drops_compare_s() {
+        let root = defaults::source_tree().expect("a source tree");
+        let lock = Lockfile::load(root.join("Cargo.lock")).unwrap();
+        let crates = built_with(&lock, "pingpong-mio");
+        for name in ["pingpong-mio", "mio", "pingpong", "ring", "hdrhistogram"] {
+            assert!(crates.contains(name), "{name}: {crates:?}");
+        }
+        for name in ["compare", "sha2", "procfs-core", "tokio"] {
+            assert!(!crates.contains(name), "{name}");
+        }
+
+        let text = fs::read_to_string(root.join("Cargo.toml")).unwrap();
+        let mut manifest: DocumentMut = text.parse().unwrap();
+        keep_profiles_of(&mut manifest, &crates);
+        let kept = |profile: &str| -> Vec<String> {
+            manifest["profile"][profile]["package"]
+                .as_table_like()
+                .map(|t| t.iter().map(|(name, _)| name.to_string()).collect())
+                .unwrap_or_default()
+        };
+        assert_eq!(kept("dev"), ["*", "ring", "hdrhistogram"]);
+        assert!(kept("release").is_empty(), "{:?}", kept("release"));
+        // What the build itself is set to stays.
+        assert_eq!(manifest["profile"]["release"]["lto"].as_str(), Some("fat"));
+    }
 }
