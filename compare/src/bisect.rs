@@ -15,7 +15,7 @@ use semver::Version;
 use crate::check::verdicts::{Metric, Thresholds, judge, within};
 use crate::implementation::Implementation;
 use crate::named::Named;
-use crate::results::{Config, Results};
+use crate::results::{Config, Results, Status};
 use crate::shell::shell_words;
 use crate::stats::Verdict;
 use crate::{binaries, defaults, releases, revision, run};
@@ -140,13 +140,34 @@ pub fn bisect(options: &Options) -> Result<Found> {
         let dir = options.out.join(format!("step-{step}"));
         let mut specs = vec![spec(&good)];
         specs.extend(candidates.iter().map(|v| spec(v)));
-        let names = run(options, &specs, &dir)?;
-        let results = Results::load(&crate::results::file::named(&dir))?;
-        let verdicts = names[1..]
-            .iter()
-            .map(|name| verdict(options, &results, &names[0], name))
-            .collect::<Result<_>>()?;
-        Ok((dir, verdicts))
+        let names = run(
+            options,
+            run::Start::Fresh {
+                config: Box::new(step_config(options, &specs, &dir)?),
+                out: dir.clone(),
+            },
+        )?;
+        // An inconclusive verdict gets more rounds, in the same run, up to the cap.
+        let mut more = 0;
+        loop {
+            let results = Results::load(&crate::results::file::named(&dir))?;
+            let judged = names[1..]
+                .iter()
+                .map(|name| judge_step(options, &results, &names[0], name))
+                .collect::<Result<Vec<_>>>()?;
+            if more == MORE_ROUNDS || !judged.contains(&Step::Inconclusive) {
+                return Ok((dir, judged.into_iter().map(Step::verdict).collect()));
+            }
+            println!(
+                "  inconclusive after {} runs each: {} more",
+                results.config.repeat, options.repeat
+            );
+            let mut results = results;
+            results.config.repeat += options.repeat;
+            results.save(&crate::results::file::in_folder(&dir))?;
+            run(options, run::Start::Resume(dir.clone()))?;
+            more += 1;
+        }
     };
     // Like `git bisect skip`: a version that does not build is named and
     // left out, and the search goes on with its neighbours.
@@ -307,15 +328,14 @@ fn run_command(options: &Options, runtimes: &[String], dir: &Path) -> String {
     shell_words(words.iter().map(String::as_str))
 }
 
-/// A run of `specs` at the load, into `dir`; the names its results give them.
-fn run(options: &Options, specs: &[String], dir: &Path) -> Result<Vec<String>> {
+/// A step's run of `specs` at the load, into `dir`, as its results record it.
+fn step_config(options: &Options, specs: &[String], dir: &Path) -> Result<Config> {
     let implementations: Vec<Implementation> = specs
         .iter()
         .map(|s| Implementation::parse(s, &[]))
         .collect::<Result<_>>()?;
-    let names: Vec<String> = implementations.iter().map(Implementation::name).collect();
-    let config = Config {
-        implementations: names.clone(),
+    Ok(Config {
+        implementations: implementations.iter().map(Implementation::name).collect(),
         sources: implementations
             .iter()
             .filter_map(Implementation::source)
@@ -324,33 +344,88 @@ fn run(options: &Options, specs: &[String], dir: &Path) -> Result<Vec<String>> {
         command: run_command(options, specs, dir),
         started: chrono::Utc::now().to_rfc3339(),
         ..options.step.clone()
+    })
+}
+
+/// A step's run, fresh or resumed with more rounds; the names of its implementations.
+fn run(options: &Options, start: run::Start) -> Result<Vec<String>> {
+    let dir = match &start {
+        run::Start::Fresh { out, .. } => out.clone(),
+        run::Start::Resume(dir) => dir.clone(),
     };
     let outcome = run::run(run::Options {
-        start: run::Start::Fresh {
-            config: Box::new(config),
-            out: dir.to_path_buf(),
-        },
+        start,
         quiet: true,
         bin_dir: None,
         profile: options.profile.clone(),
     })
-    .with_context(|| format!("the run of {}", names.join(", ")))?;
+    .with_context(|| format!("the run in {}", dir.display()))?;
     // A failed cell is judged below: its verdict says it has no figure.
     ensure!(
         outcome != run::Outcome::Interrupted,
         "interrupted; the steps so far are in {}",
         options.out.display()
     );
-    Ok(names)
+    Ok(Results::load(&crate::results::file::named(&dir))?
+        .config
+        .implementations)
 }
 
-/// `compare check`'s verdict on `metric` of `candidate` against `baseline`.
-fn verdict(
+/// Why `candidate`'s cell failed, where it failed by passing a deadline.
+fn timed_out<'a>(results: &'a Results, candidate: &str) -> Option<&'a str> {
+    results
+        .cells
+        .iter()
+        .filter(|c| c.implementation == candidate && c.status == Status::Failed)
+        .filter_map(|c| c.error.as_deref())
+        .find(|e| e.contains("passed its deadline"))
+}
+
+/// How many times an inconclusive step adds `repeat` rounds before it
+/// takes what it has.
+const MORE_ROUNDS: usize = 2;
+
+/// What a step's run says of a candidate against GOOD.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Settled(Verdict),
+    /// No change beyond the threshold, nor an interval within it on both
+    /// sides: more runs could still tell.
+    Inconclusive,
+}
+
+impl Step {
+    /// The verdict; an inconclusive step's, once it has had its rounds, is no change.
+    fn verdict(self) -> Verdict {
+        match self {
+            Self::Settled(v) => v,
+            Self::Inconclusive => Verdict::NoChange,
+        }
+    }
+
+    /// A verdict and its interval (of the ratio candidate / GOOD) against `threshold`.
+    fn of(verdict: Verdict, low: f64, high: f64, threshold: f64) -> Self {
+        match verdict {
+            Verdict::NoChange if low < 1.0 - threshold || high > 1.0 + threshold => {
+                Self::Inconclusive
+            }
+            v => Self::Settled(v),
+        }
+    }
+}
+
+/// `compare check`'s verdict on `metric` of `candidate` against `baseline`:
+/// a candidate whose run passed its deadline is slow, not an error.
+fn judge_step(
     options: &Options,
     results: &Results,
     baseline: &str,
     candidate: &str,
-) -> Result<Verdict> {
+) -> Result<Step> {
+    if let Some(why) = timed_out(results, candidate) {
+        println!("  {candidate} timed out ({why}): counted as slow");
+        return Ok(Step::Settled(Verdict::Regressed));
+    }
     let sides = within("", results, baseline, candidate)?;
     let thresholds = Thresholds {
         timed: options.threshold,
@@ -358,10 +433,58 @@ fn verdict(
     };
     let comparison = judge(&sides, thresholds, defaults::CONFIDENCE)
         .with_context(|| format!("judging {candidate} against {baseline}"))?;
-    comparison
+    let finding = comparison
         .findings
         .iter()
         .find(|f| f.metric == options.metric)
-        .map(|f| f.verdict)
-        .with_context(|| format!("no {} of {candidate} to judge", options.metric.name()))
+        .with_context(|| format!("no {} of {candidate} to judge", options.metric.name()))?;
+    let threshold = match options.metric.counted() {
+        true => thresholds.counted,
+        false => thresholds.timed,
+    };
+    Ok(Step::of(
+        finding.verdict,
+        finding.low,
+        finding.high,
+        threshold,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_change_is_settled_only_with_its_interval_inside_the_threshold() {
+        let step = |verdict, low, high| Step::of(verdict, low, high, 0.05);
+        assert_eq!(
+            step(Verdict::NoChange, 0.97, 1.04),
+            Step::Settled(Verdict::NoChange)
+        );
+        // Reaching past the threshold on either side: more runs could tell.
+        assert_eq!(step(Verdict::NoChange, 0.90, 1.02), Step::Inconclusive);
+        assert_eq!(step(Verdict::NoChange, 0.99, 1.30), Step::Inconclusive);
+        assert_eq!(
+            step(Verdict::Regressed, 0.50, 0.80),
+            Step::Settled(Verdict::Regressed)
+        );
+        assert_eq!(Step::Inconclusive.verdict(), Verdict::NoChange);
+    }
+
+    #[test]
+    fn a_candidate_that_passed_its_deadline_timed_out_and_one_that_crashed_did_not() {
+        let mut results = crate::report::tests::fixture();
+        let candidate = results.cells[0].implementation.clone();
+        assert_eq!(timed_out(&results, &candidate), None);
+        let cell = &mut results.cells[0];
+        cell.status = Status::Failed;
+        cell.error = Some("the server exited during the run: SIGABRT".into());
+        assert_eq!(timed_out(&results, &candidate), None);
+        let cell = &mut results.cells[0];
+        cell.error = Some("the client passed its deadline; killed".into());
+        assert_eq!(
+            timed_out(&results, &candidate),
+            Some("the client passed its deadline; killed")
+        );
+    }
 }
