@@ -32,6 +32,8 @@ pub struct Options {
     pub connections: usize,
     pub metric: Metric,
     pub repeat: usize,
+    /// Blocks per connection counted under valgrind in every step.
+    pub counted: Option<u64>,
     /// Every step's run as options make it (the load, `repeat` repetitions,
     /// no cost run, the window), its implementations aside.
     pub step: Config,
@@ -49,11 +51,20 @@ pub enum Figure {
     Mib,
     /// The 99th percentile round trip.
     P99,
+    /// Instructions per block, counted (`--counted`), of the server or the client.
+    ServerInstructions,
+    ClientInstructions,
 }
 
 impl Named for Figure {
-    const ALL: &'static [Self] = &[Self::Mib, Self::P99];
-    const NAMES: &'static [&'static str] = &["mib", "p99"];
+    const ALL: &'static [Self] = &[
+        Self::Mib,
+        Self::P99,
+        Self::ServerInstructions,
+        Self::ClientInstructions,
+    ];
+    const NAMES: &'static [&'static str] =
+        &["mib", "p99", "server-instructions", "client-instructions"];
 }
 
 impl Figure {
@@ -61,6 +72,8 @@ impl Figure {
         match self {
             Self::Mib => Metric::Throughput,
             Self::P99 => Metric::RttP99,
+            Self::ServerInstructions => Metric::ServerInstructions,
+            Self::ClientInstructions => Metric::ClientInstructions,
         }
     }
 }
@@ -292,13 +305,15 @@ fn report_step(options: &Options, label: &str, verdict: Verdict) {
 }
 
 /// A step's `compare run` options, its implementations and folder aside:
-/// the load, `repeat` repetitions, no cost run, the window.
+/// the load, `repeat` repetitions, no cost run, the window, and the blocks
+/// counted where instructions are.
 pub fn step_args(
     connections: usize,
     threads: usize,
     repeat: usize,
     seconds: f64,
     warmup: f64,
+    counted: Option<u64>,
 ) -> Vec<String> {
     [
         ("--connections", connections.to_string()),
@@ -308,6 +323,7 @@ pub fn step_args(
         ("--warmup", warmup.to_string()),
     ]
     .into_iter()
+    .chain(counted.map(|blocks| ("--counted", blocks.to_string())))
     .flat_map(|(option, value)| [option.to_string(), value])
     .chain(["--no-cost".to_string()])
     .collect()
@@ -323,6 +339,7 @@ fn run_command(options: &Options, runtimes: &[String], dir: &Path) -> String {
         options.repeat,
         options.step.seconds,
         options.step.warmup,
+        options.counted,
     ));
     words.extend(["--out".to_string(), dir.to_string_lossy().into_owned()]);
     shell_words(words.iter().map(String::as_str))
@@ -427,9 +444,10 @@ fn judge_step(
         return Ok(Step::Settled(Verdict::Regressed));
     }
     let sides = within("", results, baseline, candidate)?;
+    // --threshold is the judged figure's, timed or counted.
     let thresholds = Thresholds {
         timed: options.threshold,
-        counted: defaults::COUNTED_THRESHOLD_PERCENT / 100.0,
+        counted: options.threshold,
     };
     let comparison = judge(&sides, thresholds, defaults::CONFIDENCE)
         .with_context(|| format!("judging {candidate} against {baseline}"))?;

@@ -71,9 +71,15 @@ pub struct BisectArgs {
     /// The load: threads on each side.
     #[arg(long, default_value_t = 1, value_parser = count(1024))]
     pub threads: usize,
-    /// The figure judged: mib (throughput) or p99 (round trip).
+    /// The figure judged: mib (throughput), p99 (round trip), or with
+    /// --counted server-instructions or client-instructions (per block).
     #[arg(long, default_value = "mib", value_parser = one_of::<bisect::Figure>())]
     pub metric: bisect::Figure,
+    /// Count each side's instructions per block under valgrind in every
+    /// step (BLOCKS blocks per connection, then twice as many): figures that
+    /// hold still where seconds do not, so fewer rounds decide.
+    #[arg(long, value_name = "BLOCKS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub counted: Option<u64>,
     /// Repetitions of each step's cells (6 at least for an interval).
     #[arg(long, default_value_t = defaults::FEWEST_TIMED_RUNS, value_parser = count(1000))]
     pub repeat: usize,

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 use clap::Parser;
 use pingpong::protocol::MAX_IN_FLIGHT;
 
@@ -312,6 +312,12 @@ fn default_out() -> PathBuf {
 }
 
 pub fn bisect(args: BisectArgs) -> Result<bisect::Options> {
+    let metric = args.metric.metric();
+    ensure!(
+        !metric.counted() || args.counted.is_some(),
+        "--metric server-instructions and client-instructions judge counted figures: \
+         give --counted BLOCKS"
+    );
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
     // Every step's run as `compare run` takes it; each step then names its
     // own implementations, and its folder.
@@ -324,6 +330,7 @@ pub fn bisect(args: BisectArgs) -> Result<bisect::Options> {
             args.repeat,
             args.seconds,
             args.warmup,
+            args.counted,
         ));
     let Command::Run(step) = Cli::try_parse_from(step)?.command else {
         unreachable!("a run's command line is a run")
@@ -335,8 +342,9 @@ pub fn bisect(args: BisectArgs) -> Result<bisect::Options> {
         git: args.git,
         threads: args.threads,
         connections: args.connections,
-        metric: args.metric.metric(),
+        metric,
         repeat: args.repeat,
+        counted: args.counted,
         step: config(&step)?,
         profile: step.profile,
         threshold: args.threshold / 100.0,

@@ -130,3 +130,19 @@ fn a_given_server_that_is_not_there_is_named_and_leaves_no_folder() {
     );
     assert!(!out.exists(), "a refused run made {}", out.display());
 }
+
+#[test]
+fn bisect_by_counted_figures_asks_for_the_blocks_to_count() {
+    let output = compare(&[
+        "bisect",
+        "mio",
+        "1.2.2",
+        "1.2.4",
+        "--metric",
+        "server-instructions",
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("give --counted BLOCKS"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
