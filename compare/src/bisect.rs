@@ -15,7 +15,7 @@ use semver::Version;
 use crate::check::verdicts::{Metric, Thresholds, judge, within};
 use crate::implementation::Implementation;
 use crate::named::Named;
-use crate::results::{Config, Results, Status};
+use crate::results::{Cell, Config, Results, Status};
 use crate::shell::shell_words;
 use crate::stats::Verdict;
 use crate::{binaries, defaults, releases, revision, run};
@@ -28,8 +28,10 @@ pub struct Options {
     pub bad: String,
     /// A git repository whose commits are searched instead of releases.
     pub git: Option<String>,
-    pub threads: usize,
-    pub connections: usize,
+    /// The loads: every thread count at every connection count. A step
+    /// differs where any of its cells does.
+    pub threads: Vec<usize>,
+    pub connections: Vec<usize>,
     pub metric: Metric,
     pub repeat: usize,
     /// Blocks per connection counted under valgrind in every step.
@@ -143,12 +145,12 @@ pub fn bisect(options: &Options) -> Result<Found> {
         options.good,
         options.bad,
         options.metric.name(),
-        options.threads,
-        options.connections
+        commas(&options.threads),
+        commas(&options.connections)
     );
     let good = versions[0].clone();
     let mut step = 0;
-    let mut measure = |candidates: &[&str]| -> Result<(PathBuf, Vec<Verdict>)> {
+    let mut measure = |candidates: &[&str]| -> Result<(PathBuf, Vec<Cells>)> {
         step += 1;
         let dir = options.out.join(format!("step-{step}"));
         let mut specs = vec![spec(&good)];
@@ -168,8 +170,16 @@ pub fn bisect(options: &Options) -> Result<Found> {
                 .iter()
                 .map(|name| judge_step(options, &results, &names[0], name))
                 .collect::<Result<Vec<_>>>()?;
-            if more == MORE_ROUNDS || !judged.contains(&Step::Inconclusive) {
-                return Ok((dir, judged.into_iter().map(Step::verdict).collect()));
+            let inconclusive = judged
+                .iter()
+                .flatten()
+                .any(|(_, step)| *step == Step::Inconclusive);
+            if more == MORE_ROUNDS || !inconclusive {
+                let verdicts = judged
+                    .into_iter()
+                    .map(|cells| cells.into_iter().map(|(at, s)| (at, s.verdict())).collect())
+                    .collect();
+                return Ok((dir, verdicts));
             }
             println!(
                 "  inconclusive after {} runs each: {} more",
@@ -206,11 +216,11 @@ pub fn bisect(options: &Options) -> Result<Found> {
     ensure!(builds(&bad), "BAD {} does not build", options.bad);
 
     let (_, first) = measure(&[&bad])?;
-    let direction = first[0];
-    report_step(options, &label(&bad), direction);
+    let direction = overall(&first[0]);
+    report_step(options, &label(&bad), &first[0]);
     if direction == Verdict::NoChange {
         println!(
-            "{} does not differ from {} at this load: nothing to bisect",
+            "{} does not differ from {} at these loads: nothing to bisect",
             options.bad, options.good
         );
         return Ok(Found::NoDifference);
@@ -225,9 +235,9 @@ pub fn bisect(options: &Options) -> Result<Found> {
             hi -= 1;
             continue;
         }
-        let (_, verdict) = measure(&[&versions[mid]])?;
-        report_step(options, &label(&versions[mid]), verdict[0]);
-        match verdict[0] {
+        let (_, cells) = measure(&[&versions[mid]])?;
+        report_step(options, &label(&versions[mid]), &cells[0]);
+        match overall(&cells[0]) {
             v if v == direction => hi = mid,
             Verdict::NoChange => lo = mid,
             _ => {
@@ -247,7 +257,8 @@ pub fn bisect(options: &Options) -> Result<Found> {
         last.push(before);
     }
     last.push(first_bad);
-    let (dir, confirm) = measure(&last)?;
+    let (dir, cells) = measure(&last)?;
+    let confirm: Vec<Verdict> = cells.iter().map(|c| overall(c)).collect();
     let expected: Vec<Verdict> = match lo {
         0 => vec![direction],
         _ => vec![Verdict::NoChange, direction],
@@ -285,6 +296,10 @@ pub fn bisect(options: &Options) -> Result<Found> {
             );
         }
     }
+    // Which cells flip there, as the last run judged the one found.
+    if let Some(found) = cells.last().filter(|c| c.len() > 1) {
+        println!("at {}: {}", label(first_bad), each_cell(found));
+    }
     let names = [spec(before), spec(first_bad)]
         .map(|s| Implementation::parse(&s, &[]).map_or(s, |i| i.name()));
     println!(
@@ -300,24 +315,72 @@ pub fn bisect(options: &Options) -> Result<Found> {
     })
 }
 
-fn report_step(options: &Options, label: &str, verdict: Verdict) {
-    println!("  {label} against {}: {}", options.good, verdict.word());
+/// A load: threads, connections.
+type Load = (usize, usize);
+
+/// A candidate's verdict at each load.
+type Cells = Vec<(Load, Verdict)>;
+
+/// A step's verdict: it differs where any cell does (a regression first).
+fn overall(cells: &[(Load, Verdict)]) -> Verdict {
+    let any = |v: Verdict| cells.iter().any(|(_, w)| *w == v);
+    [Verdict::Regressed, Verdict::Improved]
+        .into_iter()
+        .find(|&v| any(v))
+        .unwrap_or(Verdict::NoChange)
+}
+
+/// The cells' verdicts, where they are not all the same: "(REGRESSED at
+/// 2 threads, 1000 connections, no change at 1 thread, 1000 connections)".
+fn which_cells(cells: &[(Load, Verdict)]) -> String {
+    if cells.iter().all(|(_, v)| *v == cells[0].1) {
+        return String::new();
+    }
+    format!(" ({})", each_cell(cells))
+}
+
+/// Every cell's verdict and load.
+fn each_cell(cells: &[(Load, Verdict)]) -> String {
+    let each: Vec<String> = cells
+        .iter()
+        .map(|(load, v)| format!("{} at {}", v.word(), at(*load)))
+        .collect();
+    each.join(", ")
+}
+
+fn report_step(options: &Options, label: &str, cells: &[(Load, Verdict)]) {
+    println!(
+        "  {label} against {}: {}{}",
+        options.good,
+        overall(cells).word(),
+        which_cells(cells)
+    );
+}
+
+/// A load as the lines name it.
+fn at((threads, connections): Load) -> String {
+    let s = |n: usize| if n == 1 { "" } else { "s" };
+    format!(
+        "{threads} thread{}, {connections} connection{}",
+        s(threads),
+        s(connections)
+    )
 }
 
 /// A step's `compare run` options, its implementations and folder aside:
 /// the load, `repeat` repetitions, no cost run, the window, and the blocks
 /// counted where instructions are.
 pub fn step_args(
-    connections: usize,
-    threads: usize,
+    connections: &[usize],
+    threads: &[usize],
     repeat: usize,
     seconds: f64,
     warmup: f64,
     counted: Option<u64>,
 ) -> Vec<String> {
     [
-        ("--connections", connections.to_string()),
-        ("--threads", threads.to_string()),
+        ("--connections", commas(connections)),
+        ("--threads", commas(threads)),
         ("--repeat", repeat.to_string()),
         ("--seconds", seconds.to_string()),
         ("--warmup", warmup.to_string()),
@@ -329,13 +392,22 @@ pub fn step_args(
     .collect()
 }
 
+/// "1,2": a list of counts as the command line takes it.
+fn commas(counts: &[usize]) -> String {
+    counts
+        .iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// The command line of a step's run of `runtimes` into `dir`.
 fn run_command(options: &Options, runtimes: &[String], dir: &Path) -> String {
     let mut words: Vec<String> = ["compare", "run", "--runtimes"].map(String::from).into();
     words.push(runtimes.join(","));
     words.extend(step_args(
-        options.connections,
-        options.threads,
+        &options.connections,
+        &options.threads,
         options.repeat,
         options.step.seconds,
         options.step.warmup,
@@ -388,14 +460,17 @@ fn run(options: &Options, start: run::Start) -> Result<Vec<String>> {
         .implementations)
 }
 
-/// Why `candidate`'s cell failed, where it failed by passing a deadline.
-fn timed_out<'a>(results: &'a Results, candidate: &str) -> Option<&'a str> {
+/// `candidate`'s cells that failed by passing a deadline, and why.
+fn timed_out<'a>(
+    results: &'a Results,
+    candidate: &'a str,
+) -> impl Iterator<Item = (&'a Cell, &'a str)> {
     results
         .cells
         .iter()
-        .filter(|c| c.implementation == candidate && c.status == Status::Failed)
-        .filter_map(|c| c.error.as_deref())
-        .find(|e| e.contains("passed its deadline"))
+        .filter(move |c| c.implementation == candidate && c.status == Status::Failed)
+        .filter_map(|c| Some((c, c.error.as_deref()?)))
+        .filter(|(_, e)| e.contains("passed its deadline"))
 }
 
 /// How many times an inconclusive step adds `repeat` rounds before it
@@ -431,18 +506,24 @@ impl Step {
     }
 }
 
-/// `compare check`'s verdict on `metric` of `candidate` against `baseline`:
-/// a candidate whose run passed its deadline is slow, not an error.
+/// `compare check`'s verdict on `metric` of `candidate` against `baseline`
+/// at each load: a cell whose run passed its deadline is slow, not an error.
 fn judge_step(
     options: &Options,
     results: &Results,
     baseline: &str,
     candidate: &str,
-) -> Result<Step> {
-    if let Some(why) = timed_out(results, candidate) {
-        println!("  {candidate} timed out ({why}): counted as slow");
-        return Ok(Step::Settled(Verdict::Regressed));
-    }
+) -> Result<Vec<(Load, Step)>> {
+    let mut cells: Vec<(Load, Step)> = timed_out(results, candidate)
+        .map(|(cell, why)| {
+            let load = (cell.threads, cell.connections);
+            println!(
+                "  {candidate} at {} timed out ({why}): counted as slow",
+                at(load)
+            );
+            (load, Step::Settled(Verdict::Regressed))
+        })
+        .collect();
     let sides = within("", results, baseline, candidate)?;
     // --threshold is the judged figure's, timed or counted.
     let thresholds = Thresholds {
@@ -451,21 +532,23 @@ fn judge_step(
     };
     let comparison = judge(&sides, thresholds, defaults::CONFIDENCE)
         .with_context(|| format!("judging {candidate} against {baseline}"))?;
-    let finding = comparison
-        .findings
-        .iter()
-        .find(|f| f.metric == options.metric)
-        .with_context(|| format!("no {} of {candidate} to judge", options.metric.name()))?;
-    let threshold = match options.metric.counted() {
-        true => thresholds.counted,
-        false => thresholds.timed,
-    };
-    Ok(Step::of(
-        finding.verdict,
-        finding.low,
-        finding.high,
-        threshold,
-    ))
+    cells.extend(
+        comparison
+            .findings
+            .iter()
+            .filter(|f| f.metric == options.metric)
+            .map(|f| {
+                let step = Step::of(f.verdict, f.low, f.high, options.threshold);
+                ((f.key.threads, f.key.connections), step)
+            }),
+    );
+    ensure!(
+        !cells.is_empty(),
+        "no {} of {candidate} to judge",
+        options.metric.name()
+    );
+    cells.sort_by_key(|(load, _)| *load);
+    Ok(cells)
 }
 
 #[cfg(test)]
@@ -493,16 +576,34 @@ mod tests {
     fn a_candidate_that_passed_its_deadline_timed_out_and_one_that_crashed_did_not() {
         let mut results = crate::report::tests::fixture();
         let candidate = results.cells[0].implementation.clone();
-        assert_eq!(timed_out(&results, &candidate), None);
+        let why = |results: &Results| -> Vec<String> {
+            timed_out(results, &candidate)
+                .map(|(_, why)| why.to_string())
+                .collect()
+        };
+        assert!(why(&results).is_empty());
         let cell = &mut results.cells[0];
         cell.status = Status::Failed;
         cell.error = Some("the server exited during the run: SIGABRT".into());
-        assert_eq!(timed_out(&results, &candidate), None);
+        assert!(why(&results).is_empty());
         let cell = &mut results.cells[0];
         cell.error = Some("the client passed its deadline; killed".into());
+        assert_eq!(why(&results), ["the client passed its deadline; killed"]);
+    }
+
+    #[test]
+    fn a_step_differs_where_any_cell_does_and_says_which() {
+        let one = vec![((1, 1000), Verdict::NoChange)];
+        assert_eq!(overall(&one), Verdict::NoChange);
+        assert_eq!(which_cells(&one), "");
+        let two = vec![
+            ((1, 1000), Verdict::NoChange),
+            ((2, 1000), Verdict::Regressed),
+        ];
+        assert_eq!(overall(&two), Verdict::Regressed);
         assert_eq!(
-            timed_out(&results, &candidate),
-            Some("the client passed its deadline; killed")
+            which_cells(&two),
+            " (no change at 1 thread, 1000 connections, REGRESSED at 2 threads, 1000 connections)"
         );
     }
 }

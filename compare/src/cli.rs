@@ -65,12 +65,13 @@ pub struct BisectArgs {
     /// repository (a folder, file://, or a remote) instead of releases.
     #[arg(long, value_name = "URL|DIR")]
     pub git: Option<String>,
-    /// The load: connections.
-    #[arg(long, default_value_t = 1000, value_parser = count(u32::MAX as i64))]
-    pub connections: usize,
-    /// The load: threads on each side.
-    #[arg(long, default_value_t = 1, value_parser = count(1024))]
-    pub threads: usize,
+    /// The loads: connection counts (a step differs where any cell does,
+    /// and the end says which cells flip).
+    #[arg(long, value_delimiter = ',', default_value = "1000", allow_negative_numbers = true, value_parser = count(u32::MAX as i64))]
+    pub connections: Vec<usize>,
+    /// The loads: thread counts, the same on both sides.
+    #[arg(long, value_delimiter = ',', default_value = "1", allow_negative_numbers = true, value_parser = count(1024))]
+    pub threads: Vec<usize>,
     /// The figure judged: mib (throughput), p99 (round trip), or with
     /// --counted server-instructions or client-instructions (per block).
     #[arg(long, default_value = "mib", value_parser = one_of::<bisect::Figure>())]

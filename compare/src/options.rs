@@ -325,8 +325,8 @@ pub fn bisect(args: BisectArgs) -> Result<bisect::Options> {
         .map(String::from)
         .into_iter()
         .chain(bisect::step_args(
-            args.connections,
-            args.threads,
+            &args.connections,
+            &args.threads,
             args.repeat,
             args.seconds,
             args.warmup,

@@ -89,7 +89,7 @@ fn slow_down(source: String) -> String {
     )
 }
 
-fn bisect(repo: &Path, good: &str, bad: &str, out: &str) -> String {
+fn bisect(repo: &Path, good: &str, bad: &str, connections: &str, out: &str) -> String {
     let out = folder(out);
     let _ = fs::remove_dir_all(&out);
     let repo = repo.to_str().unwrap();
@@ -101,7 +101,7 @@ fn bisect(repo: &Path, good: &str, bad: &str, out: &str) -> String {
         "--git",
         repo,
         "--connections",
-        "10",
+        connections,
         "--seconds",
         "0.2",
         "--warmup",
@@ -137,7 +137,9 @@ fn bisect_over_commits_names_the_slowing_one_and_skips_what_does_not_build() {
     edit(&repo, "README.md", |t| t + "\nMore documentation.\n");
     let last = commit(&repo, "docs: another line");
 
-    let stdout = bisect(&repo, &base, &last, "unreleased-bisect-out");
+    // Two loads: a step differs where either cell does, and the end says
+    // which cells flip.
+    let stdout = bisect(&repo, &base, &last, "1,10", "unreleased-bisect-out");
     assert!(
         stdout.contains("bisecting 6 first-parent commits"),
         "{stdout}"
@@ -161,12 +163,20 @@ fn bisect_over_commits_names_the_slowing_one_and_skips_what_does_not_build() {
     );
     assert!(!stdout.contains("not confirmed"), "{stdout}");
     assert!(
+        stdout.contains(&format!(
+            "at {} \"poll: spin 2 ms\": REGRESSED at 1 thread, 1 connection, REGRESSED at 1 \
+             thread, 10 connections",
+            &slow[..10]
+        )),
+        "{stdout}"
+    );
+    assert!(
         stdout.contains(&format!("--candidate mio@{}", &slow[..7])),
         "{stdout}"
     );
 
     // Documentation alone changes nothing to find.
-    let stdout = bisect(&repo, &base, &fixed, "unreleased-bisect-none");
+    let stdout = bisect(&repo, &base, &fixed, "10", "unreleased-bisect-none");
     assert!(stdout.contains("nothing to bisect"), "{stdout}");
 }
 
