@@ -148,9 +148,14 @@ impl Source {
     }
 
     /// A web page of the commit, where the repository is on a forge whose
-    /// address scheme is known.
+    /// address scheme is known: a folder's by its `origin` remote.
     pub fn link(&self) -> Option<String> {
-        let url = self.location.trim_end_matches(".git");
+        let folder = Path::new(self.location.trim_start_matches("file://"));
+        let remote = match folder.is_dir() {
+            true => git(folder, &["remote", "get-url", "origin"]).ok()?,
+            false => self.location.clone(),
+        };
+        let url = remote.trim().trim_end_matches(".git");
         let path = url
             .strip_prefix("https://github.com/")
             .or_else(|| url.strip_prefix("git@github.com:"))?;

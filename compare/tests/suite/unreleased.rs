@@ -136,6 +136,16 @@ fn bisect_over_commits_names_the_slowing_one_and_skips_what_does_not_build() {
     let slow = commit(&repo, "poll: spin 2 ms");
     edit(&repo, "README.md", |t| t + "\nMore documentation.\n");
     let last = commit(&repo, "docs: another line");
+    // A clone of a forge's repository: the end links the commit there.
+    git(
+        &repo,
+        &[
+            "remote",
+            "add",
+            "origin",
+            "https://github.com/tokio-rs/mio.git",
+        ],
+    );
 
     // Two loads: a step differs where either cell does, and the end says
     // which cells flip.
@@ -159,6 +169,10 @@ fn bisect_over_commits_names_the_slowing_one_and_skips_what_does_not_build() {
         stdout.contains(&format!(
             "first commit that differs from {base}: {slow} \"poll: spin 2 ms\""
         )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("(https://github.com/tokio-rs/mio/commit/{slow})")),
         "{stdout}"
     );
     assert!(!stdout.contains("not confirmed"), "{stdout}");
