@@ -155,17 +155,19 @@ pub fn bisect(options: &Options) -> Result<Found> {
         let dir = options.out.join(format!("step-{step}"));
         let mut specs = vec![spec(&good)];
         specs.extend(candidates.iter().map(|v| spec(v)));
-        let names = run(
+        let config = step_config(options, &specs, &dir)?;
+        let names = config.implementations.clone();
+        run(
             options,
             run::Start::Fresh {
-                config: Box::new(step_config(options, &specs, &dir)?),
+                config: Box::new(config),
                 out: dir.clone(),
             },
         )?;
         // An inconclusive verdict gets more rounds, in the same run, up to the cap.
         let mut more = 0;
         loop {
-            let results = Results::load(&crate::results::file::named(&dir))?;
+            let mut results = Results::load(&crate::results::file::named(&dir))?;
             let judged = names[1..]
                 .iter()
                 .map(|name| judge_step(options, &results, &names[0], name))
@@ -185,7 +187,6 @@ pub fn bisect(options: &Options) -> Result<Found> {
                 "  inconclusive after {} runs each: {} more",
                 results.config.repeat, options.repeat
             );
-            let mut results = results;
             results.config.repeat += options.repeat;
             results.save(&crate::results::file::in_folder(&dir))?;
             run(options, run::Start::Resume(dir.clone()))?;
@@ -436,8 +437,8 @@ fn step_config(options: &Options, specs: &[String], dir: &Path) -> Result<Config
     })
 }
 
-/// A step's run, fresh or resumed with more rounds; the names of its implementations.
-fn run(options: &Options, start: run::Start) -> Result<Vec<String>> {
+/// A step's run, fresh or resumed with more rounds.
+fn run(options: &Options, start: run::Start) -> Result<()> {
     let dir = match &start {
         run::Start::Fresh { out, .. } => out.clone(),
         run::Start::Resume(dir) => dir.clone(),
@@ -455,9 +456,7 @@ fn run(options: &Options, start: run::Start) -> Result<Vec<String>> {
         "interrupted; the steps so far are in {}",
         options.out.display()
     );
-    Ok(Results::load(&crate::results::file::named(&dir))?
-        .config
-        .implementations)
+    Ok(())
 }
 
 /// `candidate`'s cells that failed by passing a deadline, and why.
