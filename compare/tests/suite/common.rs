@@ -30,6 +30,11 @@ pub const QUICK: [&str; 7] = [
     "--no-cost",
 ];
 
+/// Each step of a test's bisect: a 0.2 s window, and a threshold wide
+/// enough that noise between equal versions does not pass for the
+/// slowdown of several times the test injects.
+pub const BISECT_STEP: [&str; 6] = ["--seconds", "0.2", "--warmup", "0.05", "--threshold", "25"];
+
 /// A test's results folder, as the test left it.
 pub fn folder(test: &str) -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join(test)

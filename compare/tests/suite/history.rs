@@ -7,7 +7,7 @@ use std::process::Output;
 
 use compare::results::Status;
 
-use crate::common::{QUICK, assert_ok, compare_with, folder, out_dir, run_ok};
+use crate::common::{BISECT_STEP, QUICK, assert_ok, compare_with, folder, out_dir, run_ok};
 
 #[test]
 fn a_range_runs_every_release_and_one_that_does_not_build_is_unavailable() {
@@ -72,24 +72,9 @@ fn a_range_runs_every_release_and_one_that_does_not_build_is_unavailable() {
 
 fn bisect(env: &[(&str, &str)]) -> Output {
     let out = out_dir("history-bisect");
-    let args = [
-        "bisect",
-        "mio",
-        "1.2.2",
-        "1.2.4",
-        "--connections",
-        "10",
-        "--seconds",
-        "0.2",
-        "--warmup",
-        "0.05",
-        // The injected step is a slowdown of several times: a wide
-        // threshold keeps noise between equal releases from passing for one.
-        "--threshold",
-        "25",
-        "--out",
-        out.to_str().unwrap(),
-    ];
+    let mut args = vec!["bisect", "mio", "1.2.2", "1.2.4", "--connections", "10"];
+    args.extend(BISECT_STEP);
+    args.extend(["--out", out.to_str().unwrap()]);
     let output = compare_with(&args, env);
     assert_ok(&output, &args);
     output

@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{QUICK, assert_ok, compare, folder, load};
+use crate::common::{BISECT_STEP, QUICK, assert_ok, compare, folder, load};
 
 /// The source of the mio release the workspace locks, as cargo unpacked it.
 fn mio_release() -> PathBuf {
@@ -93,26 +93,10 @@ fn bisect(repo: &Path, good: &str, bad: &str, connections: &str, out: &str) -> S
     let out = folder(out);
     let _ = fs::remove_dir_all(&out);
     let repo = repo.to_str().unwrap();
-    let args = [
-        "bisect",
-        "mio",
-        good,
-        bad,
-        "--git",
-        repo,
-        "--connections",
-        connections,
-        "--seconds",
-        "0.2",
-        "--warmup",
-        "0.05",
-        // The slowdown is of several times: a wide threshold keeps noise
-        // between equal commits from passing for one.
-        "--threshold",
-        "25",
-        "--out",
-        out.to_str().unwrap(),
-    ];
+    let mut args = vec!["bisect", "mio", good, bad, "--git", repo];
+    args.extend(["--connections", connections]);
+    args.extend(BISECT_STEP);
+    args.extend(["--out", out.to_str().unwrap()]);
     let output = compare(&args);
     assert_ok(&output, &args);
     String::from_utf8(output.stdout).unwrap()
