@@ -17,7 +17,7 @@ use crate::external::{self, External};
 use crate::matrix::Tls;
 use crate::measure::callgrind::{self, Callgrind};
 use crate::measure::counters::{Counters, Edge};
-use crate::measure::usage::Sample;
+use crate::measure::usage::{Sample, Sampling};
 use crate::program::Program;
 use crate::remote::{Site, Ssh};
 use crate::repetition::{ClientMeasurement, Job, Measure, Measurement, RepetitionError, Side};
@@ -581,7 +581,7 @@ fn our_client(
     // Both processes are sampled at the window's edges, as the client
     // announces them; each stage has its own deadline.
     let pids = [server.pid, Some(client.id())];
-    let sample = || pids.map(|pid| Sample::take(pid?).ok());
+    let sample = || Sample::start(pids);
     let (mut opened, mut closed) = (None, None);
     let (mut counted_from, mut counted_to) = (None, None);
     let mut stage = "connecting and warm-up";
@@ -611,6 +611,7 @@ fn our_client(
             }
         }
     };
+    let (opened, closed) = (opened.map(Sampling::finish), closed.map(Sampling::finish));
     let usage = |side: usize| match (&opened, &closed) {
         (Some(a), Some(b)) => Some(a[side].as_ref()?.until(b[side].as_ref()?)),
         _ => None,

@@ -2,6 +2,7 @@
 //! system apart, context switches, and its peak resident memory, read from
 //! /proc at the window's edges.
 
+use std::io::Read;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -24,6 +25,24 @@ pub struct Sample {
 
 impl Sample {
     pub fn take(pid: u32) -> Result<Self> {
+        let mut sample = Self::times(pid)?;
+        (sample.voluntary_switches, sample.involuntary_switches) = switches(pid);
+        Ok(sample)
+    }
+
+    /// Samples each of `pids` that is running: every process's CPU time
+    /// and memory now, then, on a thread of its own, its threads'
+    /// switches. With a thread per connection those are 20,000 files, which
+    /// take longer to read than a window lasts: read in line, they delayed
+    /// the window's closing sample and stretched its CPU figures.
+    pub fn start<const N: usize>(pids: [Option<u32>; N]) -> Sampling<N> {
+        let times = pids.map(|pid| Self::times(pid?).ok());
+        let switches = std::thread::spawn(move || pids.map(|pid| pid.map(switches)));
+        Sampling { times, switches }
+    }
+
+    /// A sample without the switches.
+    fn times(pid: u32) -> Result<Self> {
         let at = Instant::now();
         let process = Process::new(pid as i32).with_context(|| format!("process {pid}"))?;
         let stat = process
@@ -32,24 +51,12 @@ impl Sample {
         let status = process
             .status()
             .with_context(|| format!("reading /proc/{pid}/status"))?;
-        // /proc/PID/status counts the switches of one thread: sum the live ones.
-        let (voluntary_switches, involuntary_switches) = process
-            .tasks()
-            .into_iter()
-            .flatten()
-            .filter_map(|task| task.ok()?.status().ok())
-            .fold((0, 0), |(v, i), s| {
-                (
-                    v + s.voluntary_ctxt_switches.unwrap_or(0),
-                    i + s.nonvoluntary_ctxt_switches.unwrap_or(0),
-                )
-            });
         Ok(Self {
             at,
             user_ticks: stat.utime,
             system_ticks: stat.stime,
-            voluntary_switches,
-            involuntary_switches,
+            voluntary_switches: 0,
+            involuntary_switches: 0,
             // Gone once the process has exited: a zombie's figures are not a sample.
             peak_rss_kib: status.vmhwm.with_context(|| {
                 format!("/proc/{pid}/status has no VmHWM: the process has exited")
@@ -74,6 +81,66 @@ impl Sample {
             involuntary_switches_per_s: rate(self.involuntary_switches, later.involuntary_switches),
         }
     }
+}
+
+/// Samples of several processes whose threads' switches are being read.
+pub struct Sampling<const N: usize> {
+    times: [Option<Sample>; N],
+    switches: std::thread::JoinHandle<[Option<(u64, u64)>; N]>,
+}
+
+impl<const N: usize> Sampling<N> {
+    /// The samples, once their switches are read.
+    pub fn finish(self) -> [Option<Sample>; N] {
+        let switches = self.switches.join().unwrap_or([None; N]);
+        let mut times = self.times;
+        for (sample, switches) in times.iter_mut().zip(switches) {
+            match (sample.as_mut(), switches) {
+                (Some(sample), Some((v, i))) => {
+                    (sample.voluntary_switches, sample.involuntary_switches) = (v, i);
+                }
+                _ => *sample = None,
+            }
+        }
+        times
+    }
+}
+
+/// The voluntary and involuntary context switches of `pid`'s live threads,
+/// summed: /proc/PID/status counts one thread's. Each thread's status is
+/// scanned for its two lines and nothing else parsed: with a thread per
+/// connection that is 20,000 files at each of a window's edges, and parsed
+/// whole (procfs makes a map of each file's 57 fields) they took compare
+/// 6 s, which also stretched the span its CPU figures cover.
+fn switches(pid: u32) -> (u64, u64) {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return (0, 0);
+    };
+    let mut text = String::new();
+    let (mut voluntary, mut involuntary) = (0, 0);
+    for task in tasks.flatten() {
+        text.clear();
+        let status = std::fs::File::open(task.path().join("status"));
+        // A thread that ended in between has no switches left to count.
+        if status
+            .and_then(|mut f| f.read_to_string(&mut text))
+            .is_err()
+        {
+            continue;
+        }
+        for line in text.lines() {
+            let count = |name: &str| {
+                let value = line.strip_prefix(name)?.strip_prefix(':')?;
+                value.trim().parse::<u64>().ok()
+            };
+            if let Some(n) = count("voluntary_ctxt_switches") {
+                voluntary += n;
+            } else if let Some(n) = count("nonvoluntary_ctxt_switches") {
+                involuntary += n;
+            }
+        }
+    }
+    (voluntary, involuntary)
 }
 
 #[cfg(test)]
@@ -126,5 +193,30 @@ mod tests {
         let u = usage_of(waiter);
         // The shell waits for each `sleep`: about 90 switches a second.
         assert!(u.voluntary_switches_per_s > 20.0, "{u:?}");
+    }
+
+    #[test]
+    fn every_live_thread_s_switches_are_counted() {
+        use std::sync::{Arc, Barrier};
+        let before = switches(std::process::id());
+        let (slept, done) = (Arc::new(Barrier::new(5)), Arc::new(Barrier::new(5)));
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let (slept, done) = (slept.clone(), done.clone());
+                std::thread::spawn(move || {
+                    for _ in 0..20 {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    slept.wait();
+                    done.wait();
+                })
+            })
+            .collect();
+        slept.wait();
+        let after = switches(std::process::id());
+        done.wait();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        // Each of the four slept 20 times: a switch each, at least.
+        assert!(after.0 >= before.0 + 80, "{before:?} then {after:?}");
     }
 }
