@@ -8,6 +8,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use pingpong::client::Arrival;
 use pingpong::protocol::MAX_IN_FLIGHT;
+use pingpong::server::Shape;
 
 use crate::named::Named;
 use crate::placement::Pin;
@@ -200,9 +201,16 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',', default_values_t = [defaults::WINDOW], allow_negative_numbers = true, value_parser = count(1024))]
     pub window: Vec<usize>,
     /// Units of deterministic CPU work the server does per block echoed
-    /// (one unit: one round of splitmix64).
+    /// (one unit: one round of splitmix64), in the task the shape hands
+    /// the block to.
     #[arg(long, default_value_t = 0)]
     pub work: u64,
+    /// Server shapes (a list runs each at every load): echo (the task that
+    /// reads a block writes it back), spawn (a task per block, which
+    /// returns it through a one-shot channel), pool (one queue to a pool
+    /// of worker tasks). The bytes on the wire are the same in each.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Shape::Echo])]
+    pub shapes: Vec<Shape>,
     /// Length of the measurement window, in seconds.
     #[arg(long, default_value_t = defaults::SECONDS, allow_negative_numbers = true, value_parser = pingpong::cli::seconds(true))]
     pub seconds: f64,
@@ -288,7 +296,7 @@ pub struct RunArgs {
     /// skipping the runs its results.json already holds.
     #[arg(long, conflicts_with_all = [
         "runtimes", "client", "external", "server", "remote", "remote_bin_dir", "matrix", "connections",
-        "threads", "block", "window", "work", "seconds", "warmup", "repeat", "precision",
+        "threads", "block", "window", "work", "shapes", "seconds", "warmup", "repeat", "precision",
         "max_repeat", "budget", "noisy", "pin", "no_latency", "no_cost", "counted", "out",
         "arrival", "churn", "rates", "p99_bound", "pre_releases", "step", "tls", "no_handshakes",
         "handshakes",

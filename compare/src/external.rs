@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail, ensure};
 use pingpong::client::Arrival;
+use pingpong::server::Shape;
 use regex::Regex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -177,8 +178,14 @@ impl External {
     }
 
     /// Why its server cannot run a workload, if it cannot: a command
-    /// without `{work}` cannot be told to work.
-    pub fn server_unsupported(&self, work: u64) -> Option<String> {
+    /// without `{work}` cannot be told to work, and none has our shapes.
+    pub fn server_unsupported(&self, work: u64, shape: Shape) -> Option<String> {
+        if shape != Shape::Echo {
+            return Some(format!(
+                "its server has no {} shape, only the echo",
+                shape.name()
+            ));
+        }
         (work > 0 && !self.server.command.contains("{work}"))
             .then(|| "its server does no work per block (no {work})".into())
     }
@@ -430,7 +437,7 @@ mod tests {
     fn workloads_the_commands_cannot_express_are_named() {
         let e = parse(MUDUO).unwrap();
         assert_eq!(e.client_unsupported(1, 2.0, None), None);
-        assert_eq!(e.server_unsupported(0), None);
+        assert_eq!(e.server_unsupported(0, Shape::Echo), None);
         assert!(
             e.client_unsupported(4, 1.0, None)
                 .unwrap()
@@ -441,7 +448,16 @@ mod tests {
                 .unwrap()
                 .contains("--churn")
         );
-        assert!(e.server_unsupported(10).unwrap().contains("{work}"));
+        assert!(
+            e.server_unsupported(10, Shape::Echo)
+                .unwrap()
+                .contains("{work}")
+        );
+        assert!(
+            e.server_unsupported(0, Shape::Pool)
+                .unwrap()
+                .contains("no pool shape")
+        );
         assert!(
             e.client_unsupported(1, 0.5, None)
                 .unwrap()

@@ -1,5 +1,6 @@
 //! Which loads to run: the muduo article's matrix, or a cross product.
 
+use pingpong::server::Shape;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -15,7 +16,8 @@ pub struct Load {
 /// What each connection does: bytes per block, blocks in flight, in the
 /// open loop the rate over all connections, with churn the blocks after
 /// which a connection closes and another opens, and whether inside TLS.
-/// (In this order, a run's plain and TLS workloads come side by side, the
+/// and what the server's connections do with each block (its shape). (In
+/// this order, a run's plain and TLS workloads come side by side, the
 /// handshake scenario's churning ones after them.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Workload {
@@ -24,6 +26,7 @@ pub struct Workload {
     pub rate: Option<u64>,
     pub churn: Option<u64>,
     pub tls: Option<Tls>,
+    pub shape: Shape,
 }
 
 /// How a workload runs inside TLS.
@@ -50,7 +53,8 @@ impl Tls {
 
 impl Workload {
     /// How tables and charts name it: the block, the window where
-    /// pipelined, the rate in the open loop, churn, TLS.
+    /// pipelined, the rate in the open loop, churn, TLS, the server's
+    /// shape where it is not the echo.
     pub fn label(&self) -> String {
         let mut label = format!("block {} bytes", self.block);
         if self.window > 1 {
@@ -65,6 +69,9 @@ impl Workload {
         if let Some(tls) = self.tls {
             label += &format!(", {}", tls.label());
         }
+        if self.shape != Shape::Echo {
+            label += &format!(", {} shape", self.shape.name());
+        }
         label
     }
 
@@ -78,6 +85,9 @@ impl Workload {
             None => {}
             Some(Tls::Full) => slug += "-tls",
             Some(Tls::Resumption) => slug += "-tls-resumption",
+        }
+        if self.shape != Shape::Echo {
+            slug += &format!("-{}", self.shape.name());
         }
         slug
     }

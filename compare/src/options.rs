@@ -8,6 +8,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail, ensure};
 use clap::Parser;
 use pingpong::protocol::MAX_IN_FLIGHT;
+use pingpong::server::Shape;
 
 use crate::adapters::ADAPTERS;
 use crate::cli::{BisectArgs, CheckArgs, Cli, Command, Precision, ReportArgs, RunArgs};
@@ -92,6 +93,12 @@ fn config(args: &RunArgs) -> Result<Config> {
             "--server runs one implementation's server, started by hand: name it alone in --runtimes"
         );
     }
+    if args.server.is_some() && args.shapes != [Shape::Echo] {
+        bail!(
+            "--server measures a server started by hand, in the shape it was started with \
+             (pingpong-<name> server --shape ...): leave --shapes out"
+        );
+    }
     let names: Vec<String> = servers.iter().map(Implementation::name).collect();
     if let Some(twice) = names
         .iter()
@@ -169,6 +176,11 @@ fn config(args: &RunArgs) -> Result<Config> {
         block: args.block[0],
         blocks: args.block.clone(),
         windows: args.window.clone(),
+        // The echo alone is what files from before shapes hold.
+        shapes: match args.shapes[..] {
+            [Shape::Echo] => Vec::new(),
+            _ => args.shapes.clone(),
+        },
         work: args.work,
         seconds: args.seconds,
         warmup: args.warmup,

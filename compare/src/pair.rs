@@ -8,7 +8,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail, ensure};
-use pingpong::cli::{Cli, ClientArgs, Command, ServerArgs, Shape};
+use pingpong::cli::{Cli, ClientArgs, Command, ServerArgs, Sizes};
 use pingpong::client::{Arrival, ClientConfig};
 use pingpong::wire::{Failure, Line, Window};
 
@@ -264,9 +264,9 @@ fn troubled(error: RepetitionError, tcp: Option<TcpStats>) -> RepetitionError {
     }
 }
 
-/// The shape both of our binaries take.
-fn shape(job: &Job) -> Shape {
-    Shape {
+/// The sizes both of our binaries take.
+fn sizes(job: &Job) -> Sizes {
+    Sizes {
         threads: job.load.threads as u32,
         block: job.workload.block as u32,
         window: job.workload.window as u32,
@@ -285,8 +285,9 @@ fn knobs(program: &Program) -> String {
 fn server_args(job: &Job, bind: SocketAddr) -> Vec<String> {
     let server = ServerArgs {
         bind,
-        shape: shape(job),
+        sizes: sizes(job),
         work: job.work,
+        shape: job.workload.shape,
         until_killed: false,
         tls: job.workload.tls.is_some(),
         tls_resumption: job.workload.tls == Some(Tls::Resumption),
@@ -334,7 +335,7 @@ fn unsupported(job: &Job, site: &Site) -> Option<RepetitionError> {
         .map(|_| "it speaks plain TCP only, no TLS".to_string());
     let server = match (job.server, site) {
         (Program::External(e), Site::Local) => e
-            .server_unsupported(job.work)
+            .server_unsupported(job.work, job.workload.shape)
             .or_else(|| plain_only.clone())
             .map(|w| (e, w)),
         _ => None,
@@ -551,7 +552,7 @@ fn our_client(
     };
     let client = ClientArgs {
         connect: server.addr,
-        shape: shape(job),
+        sizes: sizes(job),
         connections: job.load.connections as u32,
         warmup: config.warmup.as_secs_f64(),
         seconds: config.seconds.as_secs_f64(),

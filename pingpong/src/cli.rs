@@ -13,6 +13,7 @@ use crate::driver::{client, server};
 use crate::knobs::Settings;
 use crate::protocol::MAX_IN_FLIGHT;
 use crate::runtime::Runtime;
+use crate::server::Shape;
 use crate::tls::{Connector, TlsError};
 use crate::wire::{Failure, Line};
 use crate::{deny, fault};
@@ -42,10 +43,16 @@ pub struct ServerArgs {
     #[arg(long, default_value = "127.0.0.1:0")]
     pub bind: SocketAddr,
     #[command(flatten)]
-    pub shape: Shape,
-    /// Units of deterministic CPU work per block echoed.
+    pub sizes: Sizes,
+    /// Units of deterministic CPU work per block echoed, done by whichever
+    /// task the shape hands the block to.
     #[arg(long, default_value_t = 0)]
     pub work: u64,
+    /// What a connection does with each block it reads: writes it back
+    /// (echo), spawns a task that does (spawn), or queues it for a pool
+    /// of worker tasks (pool).
+    #[arg(long, value_enum, default_value_t = Shape::Echo)]
+    pub shape: Shape,
     /// Serve until killed (SIGTERM), not until stdin closes: for a server
     /// started by hand in the background for `compare run --server`.
     #[arg(long)]
@@ -66,7 +73,7 @@ pub struct ClientArgs {
     #[arg(long)]
     pub connect: SocketAddr,
     #[command(flatten)]
-    pub shape: Shape,
+    pub sizes: Sizes,
     /// Connections, spread round-robin over the threads.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub connections: u32,
@@ -113,7 +120,7 @@ pub struct ClientArgs {
 
 /// What both sides agree on.
 #[derive(Debug, Clone, Copy, PartialEq, Args)]
-pub struct Shape {
+pub struct Sizes {
     /// Threads (executors, event loops) this process runs.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub threads: u32,
@@ -126,7 +133,7 @@ pub struct Shape {
     pub window: u32,
 }
 
-impl Shape {
+impl Sizes {
     /// Fails when the bytes in flight per connection exceed what one connection may hold.
     fn check(&self) -> Result<(), String> {
         let bytes = self.block as usize * self.window as usize;
@@ -159,8 +166,11 @@ impl Cli {
 impl ServerArgs {
     fn to_args(&self) -> Vec<String> {
         let mut args = vec!["server".into(), "--bind".into(), self.bind.to_string()];
-        args.extend(self.shape.to_args());
+        args.extend(self.sizes.to_args());
         args.extend(["--work".into(), self.work.to_string()]);
+        if self.shape != Shape::Echo {
+            args.extend(["--shape".into(), value(self.shape)]);
+        }
         flag(&mut args, "--until-killed", self.until_killed);
         flag(&mut args, "--tls", self.tls);
         flag(&mut args, "--tls-resumption", self.tls_resumption);
@@ -175,7 +185,7 @@ impl ClientArgs {
             "--connect".into(),
             self.connect.to_string(),
         ];
-        args.extend(self.shape.to_args());
+        args.extend(self.sizes.to_args());
         args.extend(["--connections".into(), self.connections.to_string()]);
         match self.blocks {
             // A fixed number of blocks has no window to time.
@@ -206,7 +216,7 @@ impl ClientArgs {
     }
 }
 
-impl Shape {
+impl Sizes {
     fn to_args(self) -> [String; 6] {
         [
             "--threads".into(),
@@ -253,10 +263,11 @@ impl From<ServerArgs> for ServerConfig {
     fn from(a: ServerArgs) -> Self {
         Self {
             bind: a.bind,
-            threads: a.shape.threads as usize,
-            block: a.shape.block as usize,
-            window: a.shape.window as usize,
+            threads: a.sizes.threads as usize,
+            block: a.sizes.block as usize,
+            window: a.sizes.window as usize,
             work: a.work,
+            shape: a.shape,
             until_killed: a.until_killed,
             tls: a.tls.then_some(a.tls_resumption),
             knobs: Settings::default(),
@@ -274,13 +285,13 @@ impl TryFrom<ClientArgs> for ClientConfig {
             .transpose()?;
         Ok(Self {
             connect: a.connect,
-            threads: a.shape.threads as usize,
+            threads: a.sizes.threads as usize,
             connections: a.connections as usize,
-            block: a.shape.block as usize,
+            block: a.sizes.block as usize,
             warmup: Duration::from_secs_f64(a.warmup),
             seconds: Duration::from_secs_f64(a.seconds),
             latency: !a.no_latency,
-            window: a.shape.window as usize,
+            window: a.sizes.window as usize,
             blocks: a.blocks,
             arrival: a.arrival,
             churn: a.churn,
@@ -294,16 +305,16 @@ impl TryFrom<ClientArgs> for ClientConfig {
 /// The whole `main` of a runtime binary.
 pub fn main<R: Runtime>() -> ExitCode {
     let Cli { command, knobs } = Cli::parse();
-    let shape = match &command {
-        Command::Server(args) => &args.shape,
-        Command::Client(args) => &args.shape,
+    let sizes = match &command {
+        Command::Server(args) => &args.sizes,
+        Command::Client(args) => &args.sizes,
     };
     let paced = matches!(&command, Command::Client(args) if args.rate.is_some());
     let setup = deny::apply_from_env()
         .map_err(|e| format!("cannot apply {}: {e}", deny::ENV))
         .and_then(|()| fault::init())
-        .and_then(|()| shape.check())
-        .and_then(|()| match (paced, shape.window) {
+        .and_then(|()| sizes.check())
+        .and_then(|()| match (paced, sizes.window) {
             (true, 2..) => Err(
                 "--rate sends blocks on their schedule, pipelined as they fall due; \
                  --window does not apply"
@@ -357,8 +368,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn shape() -> impl Strategy<Value = Shape> {
-        (1..=1024u32, 1..=65536u32, 1..=16u32).prop_map(|(threads, block, window)| Shape {
+    fn sizes() -> impl Strategy<Value = Sizes> {
+        (1..=1024u32, 1..=65536u32, 1..=16u32).prop_map(|(threads, block, window)| Sizes {
             threads,
             block,
             window,
@@ -377,15 +388,17 @@ mod tests {
     fn server() -> impl Strategy<Value = ServerArgs> {
         (
             address(),
-            shape(),
+            sizes(),
             any::<u64>(),
+            prop_oneof![Just(Shape::Echo), Just(Shape::Spawn), Just(Shape::Pool)],
             any::<bool>(),
             any::<Option<bool>>(),
         )
-            .prop_map(|(bind, shape, work, until_killed, tls)| ServerArgs {
+            .prop_map(|(bind, sizes, work, shape, until_killed, tls)| ServerArgs {
                 bind,
-                shape,
+                sizes,
                 work,
+                shape,
                 until_killed,
                 tls: tls.is_some(),
                 tls_resumption: tls == Some(true),
@@ -397,7 +410,7 @@ mod tests {
         let tls = proptest::option::of(("[A-Za-z0-9+/]{1,40}", any::<bool>()));
         (
             address(),
-            shape(),
+            sizes(),
             1..=20_000u32,
             timed,
             tls,
@@ -407,7 +420,7 @@ mod tests {
             .prop_map(
                 |(
                     connect,
-                    shape,
+                    sizes,
                     connections,
                     (warmup, seconds, immediate, churn),
                     tls,
@@ -416,7 +429,7 @@ mod tests {
                 )| {
                     let mut client = ClientArgs {
                         connect,
-                        shape,
+                        sizes,
                         connections,
                         warmup: 0.25,
                         seconds: 1.0,

@@ -34,6 +34,11 @@ pub trait Runtime {
     /// refuses any other.
     const KNOBS: &'static [Knob] = &[];
 
+    /// Why the server cannot hand a block to another task, if it cannot: a
+    /// blocking baseline or an event loop has no tasks to spawn, so it
+    /// serves the echo shape alone ([`crate::server::Shape`]).
+    const NO_TASKS: Option<&'static str> = None;
+
     /// Serves the server's listeners until the process exits.
     fn serve(server: Server) -> io::Result<()>;
 

@@ -42,6 +42,22 @@ impl Unavailable {
         })
     }
 
+    /// A runtime without tasks asked for a server shape that hands blocks
+    /// to other tasks: `why` says what it has instead.
+    pub fn no_tasks(shape: crate::server::Shape, why: &'static str) -> io::Error {
+        io::Error::other(Unavailable {
+            short: "no tasks to hand blocks to",
+            source: io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "the {} shape hands each block to another task; {why}",
+                    shape.name()
+                ),
+            ),
+            advice: "run it in the echo shape",
+        })
+    }
+
     /// Creates and closes a one-entry io_uring: whether this process may use
     /// io_uring at all, for runtimes that panic rather than report it.
     pub fn probe_io_uring() -> io::Result<()> {

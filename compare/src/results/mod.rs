@@ -10,6 +10,7 @@ pub mod file;
 use std::collections::BTreeMap;
 
 use pingpong::client::Arrival;
+use pingpong::server::Shape;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -103,6 +104,11 @@ pub struct Config {
     /// Units of server CPU work per block echoed.
     #[serde(default)]
     pub work: u64,
+    /// `--shapes`, each run at every load; empty: the echo alone (as in
+    /// files from before servers had shapes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "Vec<String>")]
+    pub shapes: Vec<Shape>,
     pub seconds: f64,
     pub warmup: f64,
     pub repeat: usize,
@@ -303,6 +309,11 @@ pub struct Cell {
     /// Inside TLS, and how; absent: plain TCP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<Tls>,
+    /// What the server's connections do with each block (`--shapes`);
+    /// absent: echo.
+    #[serde(default, skip_serializing_if = "is_echo")]
+    #[schemars(with = "String")]
+    pub shape: Shape,
     /// The runtime's builder settings of a configuration
     /// (`tokio{event_interval=1}`), by knob; absent: the adapter's own.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -656,6 +667,10 @@ pub struct Summary {
     pub max: f64,
 }
 
+fn is_echo(shape: &Shape) -> bool {
+    *shape == Shape::Echo
+}
+
 fn default_window() -> usize {
     defaults::WINDOW
 }
@@ -706,6 +721,7 @@ impl Config {
                 rate: None,
                 churn: Some(defaults::HANDSHAKE_CHURN),
                 tls,
+                shape: Shape::Echo,
             })
             .to_vec()
     }
@@ -731,18 +747,25 @@ impl Config {
             Some(_) => &[None, Some(Tls::Full)],
             None => &[None],
         };
+        let shapes = match self.shapes.is_empty() {
+            true => &[Shape::Echo][..],
+            false => &self.shapes[..],
+        };
         let mut workloads = Vec::new();
         for &block in &blocks {
             for &window in &windows {
                 for &rate in &rates {
                     for &tls in tls {
-                        workloads.push(Workload {
-                            block,
-                            window,
-                            rate,
-                            churn: self.churn,
-                            tls,
-                        });
+                        for &shape in shapes {
+                            workloads.push(Workload {
+                                block,
+                                window,
+                                rate,
+                                churn: self.churn,
+                                tls,
+                                shape,
+                            });
+                        }
                     }
                 }
             }
@@ -764,6 +787,7 @@ impl Cell {
             rate: self.rate,
             churn: self.churn,
             tls: self.tls,
+            shape: self.shape,
         }
     }
 
@@ -824,6 +848,7 @@ impl Results {
                 rate: workload.rate,
                 churn: workload.churn,
                 tls: workload.tls,
+                shape: workload.shape,
                 knobs: server.0.knobs(),
                 work: self.config.work,
                 placement: placement.clone(),

@@ -465,6 +465,7 @@ mod tests {
             blocks: vec![16384],
             windows: vec![1],
             work: 0,
+            shapes: Vec::new(),
             seconds: 1.0,
             warmup: 0.0,
             repeat,

@@ -64,6 +64,21 @@ fn every_bad_option_gets_its_reason_in_two_lines_at_most() {
         (&["--runtimes", "mio,mio"], "names mio twice"),
         (&["--bogus"], "unexpected argument '--bogus'"),
         (&["--resume", "x", "--repeat", "2"], "cannot be used with"),
+        (
+            &["--shapes", "split"],
+            "invalid value 'split' for '--shapes",
+        ),
+        (
+            &[
+                "--runtimes",
+                "tokio",
+                "--server",
+                "127.0.0.1:9",
+                "--shapes",
+                "pool",
+            ],
+            "leave --shapes out",
+        ),
     ] {
         let mut all = vec!["run"];
         all.extend_from_slice(args);

@@ -2,6 +2,9 @@
 //! implementation's server exchanges verified bytes, over plain TCP and
 //! inside TLS.
 
+use compare::results::Status;
+use pingpong::server::Shape;
+
 use crate::common::{assert_cell_consistent, compare, load, out_dir, run_ok};
 use crate::implementations;
 
@@ -64,5 +67,40 @@ fn every_client_with_more_threads_than_connections() {
     assert_eq!(results.cells.len(), implementations().len() * 2);
     for cell in &results.cells {
         assert_cell_consistent(cell, SECONDS);
+    }
+}
+
+/// The servers with no tasks to hand a block to: they serve the echo alone.
+const NO_TASKS: [&str; 3] = ["mio", "std-threads", "may"];
+
+#[test]
+fn every_server_in_every_shape_against_one_client() {
+    // The full matrix of clients is the echo's (above); the shapes change
+    // only the server's inside, so one client tells whether the bytes come
+    // back verified through every server's hand-offs.
+    let mut args = vec!["--client", "mio", "--shapes", "spawn,pool"];
+    args.extend(["--connections", "3", "--threads", "2"]);
+    args.extend(["--tls", "--no-handshakes"]);
+    args.extend(WINDOW);
+    let results = run_ok("interop-shapes", &args);
+    assert_eq!(results.config.shapes, [Shape::Spawn, Shape::Pool]);
+    assert_eq!(results.cells.len(), implementations().len() * 2 * 2);
+    for cell in &results.cells {
+        let name = cell.implementation.as_str();
+        assert_ne!(cell.shape, Shape::Echo, "{name}");
+        if NO_TASKS.contains(&name) {
+            let error = cell.error.as_deref().unwrap_or_default();
+            assert_eq!(cell.status, Status::Unavailable, "{name}: {error}");
+            assert_eq!(
+                cell.unavailable.as_deref(),
+                Some("no tasks to hand blocks to")
+            );
+            let shape = format!("the {} shape", cell.shape.name());
+            assert!(error.contains(&shape), "{name}: {error}");
+        } else {
+            assert_cell_consistent(cell, SECONDS);
+            let verified = cell.runs.first().and_then(|r| r.verified_connections);
+            assert_eq!(verified, Some(cell.connections), "{name} {:?}", cell.shape);
+        }
     }
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::fault::{self, Fault};
 use crate::knobs::Settings;
 use crate::runtime::{ListenerModel, Runtime};
-use crate::server::{Echo, Event, Ready, Server, backlog_in_force, bind};
+use crate::server::{Echo, Event, Ready, Server, Shape, backlog_in_force, bind};
 use crate::tls::{Acceptor, TlsError};
 use crate::unavailable::Unavailable;
 use crate::wire::{Line, Ready as ReadyLine};
@@ -27,8 +27,11 @@ pub struct ServerConfig {
     pub block: usize,
     /// Blocks a client keeps in flight per connection.
     pub window: usize,
-    /// Units of CPU work per block echoed (see [`crate::work`]).
+    /// Units of CPU work per block echoed (see [`crate::work`]), done by
+    /// whichever task the shape hands the block to.
     pub work: u64,
+    /// What a connection does with each block it reads.
+    pub shape: Shape,
     /// Serve until killed, whatever stdin does: a server started by hand
     /// in the background, where stdin may be /dev/null.
     pub until_killed: bool,
@@ -69,6 +72,12 @@ impl ServerError {
 /// Binds, starts the runtime, prints the ready line once every listener is
 /// served, and serves until stdin closes (or, `until_killed`, until killed).
 pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
+    if let (true, Some(why)) = (config.shape.hands_off(), R::NO_TASKS) {
+        return Err(ServerError::Runtime(Unavailable::no_tasks(
+            config.shape,
+            why,
+        )));
+    }
     limits::raise_nofile(0)?;
     let slow = match fault::get() {
         Some(Fault::Slow(units)) => units,
@@ -93,6 +102,8 @@ pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
         echo: Echo {
             block: config.block,
             buffer: config.block * config.window,
+            shape: config.shape,
+            handoff: None,
         },
         tls: tls.as_ref().map(|t| t.config.clone()),
         knobs: config.knobs,

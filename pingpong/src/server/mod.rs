@@ -1,9 +1,14 @@
-//! The server side: what a runtime is handed to serve, and the echo and
-//! accept loops of async runtimes.
+//! The server side: what a runtime is handed to serve, the echo and
+//! accept loops of async runtimes, and the shapes that hand blocks to
+//! other tasks.
 
+mod bytes;
 mod setup;
+mod shape;
 mod tasks;
 
+pub use bytes::before_echo;
 pub use setup::{Echo, Ready, Server, bind};
 pub(crate) use setup::{Event, backlog_in_force};
-pub use tasks::{accept_loop, before_echo, echo, serve};
+pub use shape::{Shape, Task, WORKERS_PER_THREAD};
+pub use tasks::{accept_loop, echo, serve};

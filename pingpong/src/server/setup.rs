@@ -9,17 +9,39 @@ use std::thread;
 
 use socket2::{Domain, Protocol, Socket, Type};
 
+use super::shape::{Handoff, Shape, Task};
+
 /// Asked of listen(2); the kernel caps it at net.core.somaxconn.
 const BACKLOG: i32 = 65_535;
 
 /// How a server connection echoes: the block, the unit of the work per
 /// block, and the buffer it reads into, which holds every byte a client
 /// can have in flight (`window` blocks): pipelined blocks are read, and
-/// echoed, together.
-#[derive(Debug, Clone, Copy)]
+/// echoed, together. In a shape that hands blocks to other tasks, also
+/// how the runtime spawns them ([`Echo::spawning`]).
+#[derive(Clone)]
 pub struct Echo {
     pub block: usize,
     pub buffer: usize,
+    pub shape: Shape,
+    pub(crate) handoff: Option<Handoff>,
+}
+
+impl Echo {
+    /// This echo on the executor that `spawn` spawns on, which runs on
+    /// `threads` threads: called inside the runtime, once per executor
+    /// (once per thread for a thread-per-core runtime, so that its
+    /// hand-offs stay on their thread). Starts the pool's workers.
+    pub fn spawning(&self, threads: usize, spawn: impl Fn(Task) + Send + Sync + 'static) -> Self {
+        let handoff = self
+            .shape
+            .hands_off()
+            .then(|| Handoff::start(self.shape, threads, Arc::new(spawn)));
+        Self {
+            handoff,
+            ..self.clone()
+        }
+    }
 }
 
 /// What a runtime serves: bound, non-blocking listeners (one, or one per

@@ -1,20 +1,28 @@
-//! The server's loops on an async runtime, and what every echo does to the
-//! bytes: written once for every runtime (the mio baseline calls
-//! [`before_echo`] from its own loop).
+//! The server's loops on an async runtime, written once for every runtime.
 
 use std::future::Future;
 use std::io;
 use std::sync::Arc;
 
+use super::bytes::before_echo;
 use super::setup::{Echo, Ready};
+use crate::fault;
 use crate::stream::Stream;
-use crate::{fault, work};
 
-/// Echoes every byte it reads, as soon as it reads it, until end of stream.
+/// Echoes every byte it reads, as soon as it reads it, until end of stream;
+/// in a shape that hands blocks off, after another task has had them.
 ///
 /// An error ends the connection quietly: the client sees it and reports it.
-pub async fn echo<S: Stream>(mut stream: S, shape: Echo) {
-    let mut buf = Vec::with_capacity(shape.buffer);
+pub async fn echo<S: Stream>(mut stream: S, how: Echo) {
+    let handoff = match (how.shape.hands_off(), &how.handoff) {
+        (false, _) => None,
+        (true, Some(handoff)) => Some((handoff, handoff.connection())),
+        (true, None) => panic!(
+            "the {:?} shape needs the runtime's spawn: its glue must serve Echo::spawning",
+            how.shape
+        ),
+    };
+    let mut buf = Vec::with_capacity(how.buffer);
     let mut echoed = 0;
     loop {
         let (read, mut b) = stream.read(buf).await;
@@ -23,7 +31,15 @@ pub async fn echo<S: Stream>(mut stream: S, shape: Echo) {
             Err(_) => return,
             Ok(n) => n,
         };
-        before_echo(&mut b[..n], echoed, shape.block);
+        match &handoff {
+            None => before_echo(&mut b[..n], echoed, how.block),
+            Some((handoff, returns)) => {
+                match handoff.round_trip(returns, b, n, echoed, how.block).await {
+                    Some(back) => b = back,
+                    None => return,
+                }
+            }
+        }
         echoed += n as u64;
         let (written, b) = stream.write_all(b, n).await;
         buf = b;
@@ -63,28 +79,20 @@ pub async fn serve<S, T, H>(
     stream: S,
     tls: Option<Arc<rustls::ServerConfig>>,
     tls_accept: impl FnOnce(Arc<rustls::ServerConfig>, S) -> H,
-    shape: Echo,
+    how: Echo,
 ) where
     S: Stream,
     T: Stream,
     H: Future<Output = io::Result<T>>,
 {
     match tls {
-        None => echo(stream, shape).await,
+        None => echo(stream, how).await,
         Some(tls) => {
             if let Ok(stream) = tls_accept(tls, stream).await {
-                echo(stream, shape).await;
+                echo(stream, how).await;
             }
         }
     }
-}
-
-/// What a server does to `data` (stream offset `offset`) before echoing it:
-/// the work per block asked for, and the fault under test, if any. Every
-/// echo loop calls it, the shared one above and hand-written ones.
-pub fn before_echo(data: &mut [u8], offset: u64, block: usize) {
-    work::on_echo(offset, data.len(), block);
-    fault::corrupt(data, offset);
 }
 
 /// Accepts connections with `accept` and hands each to `spawn`, until

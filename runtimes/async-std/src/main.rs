@@ -36,14 +36,19 @@ impl pingpong::Runtime for GlobalExecutor {
     fn serve(mut server: Server) -> io::Result<()> {
         start_executor(server.threads);
         let listener = TcpListener::from(server.listeners.pop().expect("one shared listener"));
-        task::block_on(accept_loop(
-            &server.ready,
-            async || Compat::nodelay(listener.accept().await?.0),
-            |stream| {
-                let tls = server.tls.clone();
-                drop(task::spawn(serve(stream, tls, Tls::accept, server.echo)));
-            },
-        ))
+        let spawn = |task| drop(task::spawn(task));
+        task::block_on(async {
+            let echo = server.echo.spawning(server.threads, spawn);
+            accept_loop(
+                &server.ready,
+                async || Compat::nodelay(listener.accept().await?.0),
+                |stream| {
+                    let tls = server.tls.clone();
+                    drop(task::spawn(serve(stream, tls, Tls::accept, echo.clone())));
+                },
+            )
+            .await
+        })
     }
 
     fn client(client: &Arc<Client>) -> io::Result<()> {

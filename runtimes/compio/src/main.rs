@@ -106,16 +106,17 @@ impl pingpong::Runtime for PerThread {
     const KNOBS: &'static [knobs::Knob] = knobs::COMPIO;
 
     fn serve(server: Server) -> io::Result<()> {
-        let (shape, ready) = (server.echo, &server.ready);
+        let ready = &server.ready;
         on_threads("server", server.listeners, |listener| {
             runtime(&server.knobs)?.block_on(async {
                 let listener = TcpListener::from_std(listener)?;
+                let echo = server.echo.spawning(1, |task| spawn(task).detach());
                 accept_loop(
                     ready,
                     async || Tcp::accept(&listener).await,
                     |stream| {
                         let tls = server.tls.clone();
-                        spawn(serve(stream, tls, Tls::accept, shape)).detach();
+                        spawn(serve(stream, tls, Tls::accept, echo.clone())).detach();
                     },
                 )
                 .await

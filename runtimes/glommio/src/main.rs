@@ -41,17 +41,20 @@ impl pingpong::Runtime for ThreadPerCore {
     const KNOBS: &'static [knobs::Knob] = knobs::GLOMMIO;
 
     fn serve(server: Server) -> io::Result<()> {
-        let (shape, ready) = (server.echo, &server.ready);
+        let ready = &server.ready;
         on_threads("server", server.listeners, |listener| {
             executor(&server.knobs)?.run(async {
                 // SAFETY: the descriptor comes from a bound, listening socket given up here.
                 let listener = unsafe { TcpListener::from_raw_fd(listener.into_raw_fd()) };
+                let echo = server
+                    .echo
+                    .spawning(1, |task| drop(spawn_local(task).detach()));
                 accept_loop(
                     ready,
                     async || Compat::nodelay(listener.accept().await?),
                     |stream| {
                         let tls = server.tls.clone();
-                        spawn_local(serve(stream, tls, Tls::accept, shape)).detach();
+                        spawn_local(serve(stream, tls, Tls::accept, echo.clone())).detach();
                     },
                 )
                 .await

@@ -194,19 +194,21 @@ impl pingpong::Runtime for ThreadPerCore {
     const KNOBS: &'static [knobs::Knob] = knobs::KIMOJIO;
 
     fn serve(server: Server) -> io::Result<()> {
-        let (shape, knobs) = (server.echo, &server.knobs);
+        let (echo, knobs) = (&server.echo, &server.knobs);
         let listeners = server.listeners.into_iter().enumerate().collect();
         on_threads("server", listeners, |(thread, listener)| {
             // The ring waits for a connection; a non-blocking socket would answer EAGAIN.
             listener.set_nonblocking(false)?;
             let (ready, tls) = (server.ready.clone(), server.tls.clone());
+            let echo = echo.clone();
             run(thread, knobs, async move {
+                let echo = echo.spawning(1, |task| drop(spawn(task)));
                 accept_loop(
                     &ready,
                     async || Tcp::accept(&listener).await,
                     |stream| {
                         let accept = |tls, stream| TlsServer::accept(stream, tls);
-                        drop(spawn(serve(stream, tls.clone(), accept, shape)));
+                        drop(spawn(serve(stream, tls.clone(), accept, echo.clone())));
                     },
                 )
                 .await

@@ -100,6 +100,8 @@ fn joined<T>(handle: JoinHandle<T>, what: &str) -> io::Result<T> {
 
 impl pingpong::Runtime for Coroutines {
     const LISTENERS: ListenerModel = ListenerModel::Shared;
+    const NO_TASKS: Option<&'static str> =
+        Some("may serves each connection on a coroutine of its own, whose IO blocks it");
     const KNOBS: &'static [knobs::Knob] = knobs::MAY;
 
     fn serve(mut server: Server) -> io::Result<()> {
@@ -108,13 +110,13 @@ impl pingpong::Runtime for Coroutines {
         // SAFETY: the descriptor comes from a bound, listening socket given up here.
         let listener = unsafe { TcpListener::from_raw_fd(listener.into_raw_fd()) };
         let accepting = go(move || {
-            let (shape, tls) = (server.echo, server.tls);
+            let (echo, tls) = (server.echo, server.tls);
             block_on(accept_loop(
                 &server.ready,
                 async || socket(listener.accept()?.0),
                 |stream| {
-                    let tls = tls.clone();
-                    go(move || blocking::serve::<Co, _>(stream, shape, tls.as_ref()));
+                    let (tls, echo) = (tls.clone(), echo.clone());
+                    go(move || blocking::serve::<Co, _>(stream, echo, tls.as_ref()));
                 },
             ))
         });

@@ -17,11 +17,13 @@ struct EventLoop;
 
 impl pingpong::Runtime for EventLoop {
     const LISTENERS: ListenerModel = ListenerModel::PerThread;
+    const NO_TASKS: Option<&'static str> =
+        Some("mio's server is one event loop per thread, which has no tasks");
 
     fn serve(server: Server) -> io::Result<()> {
-        let (shape, ready, tls) = (server.echo, &server.ready, server.tls.as_ref());
+        let (echo, ready, tls) = (&server.echo, &server.ready, server.tls.as_ref());
         on_threads("server", server.listeners, |listener| {
-            server::event_loop(listener, shape, tls, ready)
+            server::event_loop(listener, echo, tls, ready)
         })
     }
 

@@ -17,7 +17,7 @@ const LISTENER: Token = Token(usize::MAX);
 
 pub fn event_loop(
     listener: std::net::TcpListener,
-    shape: Echo,
+    sizes: &Echo,
     tls: Option<&Arc<ServerConfig>>,
     ready: &Ready,
 ) -> io::Result<()> {
@@ -37,12 +37,12 @@ pub fn event_loop(
         }
         for event in &events {
             if event.token() == LISTENER {
-                accept_all(&listener, &poll, &mut conns, shape.buffer, tls)?;
+                accept_all(&listener, &poll, &mut conns, sizes.buffer, tls)?;
                 continue;
             }
             let key = event.token().0;
             if let Some(pipe) = conns.get_mut(key)
-                && !matches!(echo(pipe, shape.block, event.is_read_closed()), Ok(true))
+                && !matches!(echo(pipe, sizes.block, event.is_read_closed()), Ok(true))
             {
                 // Closed by the peer or failed: the client reports failures.
                 conns.remove(key);

@@ -119,16 +119,22 @@ impl<D: Driver> pingpong::Runtime for PerThread<D> {
     const KNOBS: &'static [knobs::Knob] = knobs::MONOIO;
 
     fn serve(server: Server) -> io::Result<()> {
-        let (shape, ready) = (server.echo, &server.ready);
+        let ready = &server.ready;
         on_threads("server", server.listeners, |listener| {
             runtime::<D>(&server.knobs)?.block_on(async {
                 let listener = TcpListener::from_std(listener)?;
+                let echo = server.echo.spawning(1, |task| drop(monoio::spawn(task)));
                 accept_loop(
                     ready,
                     async || Tcp::accept(&listener).await,
                     |stream| {
                         let tls = server.tls.clone();
-                        drop(monoio::spawn(serve(stream, tls, TlsServer::accept, shape)));
+                        drop(monoio::spawn(serve(
+                            stream,
+                            tls,
+                            TlsServer::accept,
+                            echo.clone(),
+                        )));
                     },
                 )
                 .await

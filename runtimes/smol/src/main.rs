@@ -23,8 +23,8 @@ async fn connect(addr: SocketAddr) -> io::Result<Compat<TcpStream>> {
 /// `smol::block_on`, unlike futures-lite's, drives async-io's reactor on the
 /// thread itself when it would otherwise sleep, instead of waiting to be
 /// woken from async-io's fallback thread.
-fn run<T>(threads: usize, main: impl AsyncFnOnce(&Executor<'_>) -> T) -> T {
-    let ex = Executor::new();
+fn run<T>(threads: usize, main: impl AsyncFnOnce(&Arc<Executor<'static>>) -> T) -> T {
+    let ex = Arc::new(Executor::new());
     let (stop, stopped) = smol::channel::unbounded::<()>();
     thread::scope(|scope| {
         for i in 1..threads {
@@ -45,14 +45,19 @@ impl pingpong::Runtime for SharedExecutor {
 
     fn serve(mut server: Server) -> io::Result<()> {
         let listener = TcpListener::try_from(server.listeners.pop().expect("one shared listener"))?;
-        let (ready, shape) = (&server.ready, server.echo);
+        let ready = &server.ready;
         run(server.threads, async |ex| {
+            let spawner = ex.clone();
+            let echo = server
+                .echo
+                .spawning(server.threads, move |task| spawner.spawn(task).detach());
             accept_loop(
                 ready,
                 async || Compat::nodelay(listener.accept().await?.0),
                 |stream| {
                     let tls = server.tls.clone();
-                    ex.spawn(serve(stream, tls, Tls::accept, shape)).detach();
+                    ex.spawn(serve(stream, tls, Tls::accept, echo.clone()))
+                        .detach();
                 },
             )
             .await

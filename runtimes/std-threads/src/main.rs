@@ -59,11 +59,13 @@ fn lower_priority() {
 
 impl pingpong::Runtime for ThreadPerConnection {
     const LISTENERS: ListenerModel = ListenerModel::Shared;
+    const NO_TASKS: Option<&'static str> =
+        Some("std-threads serves each connection on a thread of its own and spawns nothing else");
 
     fn serve(mut server: Server) -> io::Result<()> {
         let listener = server.listeners.pop().expect("one shared listener");
         listener.set_nonblocking(false)?;
-        let (shape, tls) = (server.echo, server.tls);
+        let (echo, tls) = (server.echo, server.tls);
         // A thread whose connection ended waits for the next one instead of
         // exiting: every exit unmaps its stacks under the process's memory-map
         // lock, and 10,000 of them in a row stall the connections still running
@@ -81,13 +83,13 @@ impl pingpong::Runtime for ThreadPerConnection {
                     },
                     None => stream,
                 };
-                let (idle, tls) = (idle.clone(), tls.clone());
+                let (idle, tls, echo) = (idle.clone(), tls.clone(), echo.clone());
                 // A thread that cannot start drops its connection; the client reports it.
                 let _ = spawn("echo".into(), move || {
                     let (next, connections) = mpsc::sync_channel(0);
                     let mut stream = stream;
                     loop {
-                        blocking::serve::<Thread, _>(stream, shape, tls.as_ref());
+                        blocking::serve::<Thread, _>(stream, echo.clone(), tls.as_ref());
                         idle.lock()
                             .unwrap_or_else(|e| e.into_inner())
                             .push(next.clone());

@@ -61,6 +61,11 @@ fn disable_lifo_slot(_: &mut Builder) -> io::Result<()> {
     ))
 }
 
+/// Spawns `task` on the runtime this is called in, detached.
+pub fn spawn(task: impl Future<Output = ()> + Send + 'static) {
+    drop(tokio::spawn(task));
+}
+
 /// A tokio stream: a TCP socket, or TLS over one (which says goodbye
 /// before it is dropped: close_notify).
 pub struct Io<S> {

@@ -8,7 +8,7 @@ use pingpong::client::{all_connections, connection};
 use pingpong::knobs::{self, Settings};
 use pingpong::server::{accept_loop, serve};
 use pingpong::{Client, ListenerModel, Server, on_threads};
-use pingpong_tokio::{Tcp, Tls};
+use pingpong_tokio::{Tcp, Tls, spawn};
 use tokio::net::TcpListener;
 use tokio::runtime::{Builder, Runtime};
 
@@ -25,16 +25,17 @@ impl pingpong::Runtime for PerThread {
     const KNOBS: &'static [knobs::Knob] = knobs::TOKIO_LOCAL;
 
     fn serve(server: Server) -> io::Result<()> {
-        let (shape, ready) = (server.echo, &server.ready);
+        let ready = &server.ready;
         on_threads("server", server.listeners, |listener| {
             runtime(&server.knobs)?.block_on(async {
                 let listener = TcpListener::from_std(listener)?;
+                let echo = server.echo.spawning(1, spawn);
                 accept_loop(
                     ready,
                     async || Tcp::accept(&listener).await,
                     |stream| {
                         let tls = server.tls.clone();
-                        drop(tokio::spawn(serve(stream, tls, Tls::accept, shape)));
+                        spawn(serve(stream, tls, Tls::accept, echo.clone()));
                     },
                 )
                 .await

@@ -8,7 +8,7 @@ use pingpong::client::{all_connections, connection};
 use pingpong::knobs::{self, Settings};
 use pingpong::server::{accept_loop, serve};
 use pingpong::{Client, ListenerModel, Server};
-use pingpong_tokio::{Tcp, Tls};
+use pingpong_tokio::{Tcp, Tls, spawn};
 use tokio::net::TcpListener;
 use tokio::runtime::{Builder, Runtime};
 
@@ -27,12 +27,13 @@ impl pingpong::Runtime for WorkStealing {
         let listener = server.listeners.pop().expect("one shared listener");
         rt.block_on(async {
             let listener = TcpListener::from_std(listener)?;
+            let echo = server.echo.spawning(server.threads, spawn);
             accept_loop(
                 &server.ready,
                 async || Tcp::accept(&listener).await,
                 |stream| {
                     let tls = server.tls.clone();
-                    drop(tokio::spawn(serve(stream, tls, Tls::accept, server.echo)));
+                    spawn(serve(stream, tls, Tls::accept, echo.clone()));
                 },
             )
             .await

@@ -1,0 +1,216 @@
+//! Server shapes (`--shape`): what a connection's task does with each block
+//! it reads before writing it back. The bytes on the wire are the same in
+//! every shape; what differs is which tasks touch a block, and so how much
+//! of the runtime's scheduler (spawning, waking across tasks and threads,
+//! stealing) each block goes through.
+//!
+//! The hand-offs go through one runtime-independent channel
+//! (async-channel) on every runtime, so that what differs between runtimes
+//! is how they schedule and wake, not whose channel is faster.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use async_channel::{Receiver, Sender};
+
+use super::bytes::before_echo;
+
+/// What a connection does with each block.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Shape {
+    /// The task that reads a block writes it back (muduo's pingpong).
+    #[default]
+    Echo,
+    /// A new task for every block read (a request handler), which sends
+    /// the block back to the connection's task through a one-shot channel.
+    Spawn,
+    /// Every connection's blocks go through one queue to a pool of worker
+    /// tasks ([`WORKERS_PER_THREAD`] per executor thread), each worker
+    /// sending a block back to its connection's task.
+    Pool,
+}
+
+impl Shape {
+    /// Whether blocks leave the connection's task.
+    pub fn hands_off(self) -> bool {
+        self != Self::Echo
+    }
+
+    /// The name `--shape` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Echo => "echo",
+            Self::Spawn => "spawn",
+            Self::Pool => "pool",
+        }
+    }
+}
+
+/// Worker tasks the pool shape runs per executor thread: a few, so that a
+/// worker that waits does not hold up the thread's other blocks.
+pub const WORKERS_PER_THREAD: usize = 4;
+
+/// A task the shapes spawn beside a connection's: it holds blocks and
+/// channels only, never the connection, so it is `Send` on every runtime.
+pub type Task = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// How the runtime runs a [`Task`]: its own spawn, called from inside the
+/// runtime (a task of its executor).
+pub type Spawn = Arc<dyn Fn(Task) + Send + Sync>;
+
+/// A block on its way through the pool: its bytes (`data[..len]`), where
+/// they start in the stream, and where the worker sends them back.
+struct Job {
+    data: Vec<u8>,
+    len: usize,
+    offset: u64,
+    block: usize,
+    back: Sender<Vec<u8>>,
+}
+
+/// What the shapes that hand blocks off need of the runtime: its spawn,
+/// and, in the pool shape, the queue its workers take blocks from.
+#[derive(Clone)]
+pub(crate) struct Handoff {
+    spawn: Spawn,
+    pool: Option<Sender<Job>>,
+}
+
+impl Handoff {
+    /// Starts what `shape` needs on the executor that `spawn` spawns on,
+    /// which runs on `threads` threads: the pool's workers, in the pool shape.
+    pub(crate) fn start(shape: Shape, threads: usize, spawn: Spawn) -> Self {
+        let pool = (shape == Shape::Pool).then(|| {
+            // Room for a block from every worker's share of connections.
+            let (jobs, queue) = async_channel::bounded(WORKERS_PER_THREAD * threads * 16);
+            for _ in 0..WORKERS_PER_THREAD * threads {
+                spawn(Box::pin(work(queue.clone())));
+            }
+            jobs
+        });
+        Self { spawn, pool }
+    }
+
+    /// Where one connection's blocks come back to, in shapes that hand off.
+    pub(crate) fn connection(&self) -> Returns {
+        let (back, returned) = async_channel::bounded(1);
+        Returns { back, returned }
+    }
+
+    /// Hands `data[..len]` (stream offset `offset`) to another task, which
+    /// does the block's work and sends the bytes back; waits for them.
+    /// None if the other side has gone (the runtime is shutting down).
+    pub(crate) async fn round_trip(
+        &self,
+        returns: &Returns,
+        data: Vec<u8>,
+        len: usize,
+        offset: u64,
+        block: usize,
+    ) -> Option<Vec<u8>> {
+        // A handler answers on a one-shot channel, as a request's does; a
+        // worker on the connection's own.
+        let (back, oneshot) = match &self.pool {
+            Some(_) => (returns.back.clone(), None),
+            None => {
+                let (back, returned) = async_channel::bounded(1);
+                (back, Some(returned))
+            }
+        };
+        let job = Job {
+            data,
+            len,
+            offset,
+            block,
+            back,
+        };
+        match &self.pool {
+            Some(pool) => pool.send(job).await.ok()?,
+            None => (self.spawn)(Box::pin(handle(job))),
+        }
+        oneshot
+            .as_ref()
+            .unwrap_or(&returns.returned)
+            .recv()
+            .await
+            .ok()
+    }
+}
+
+/// Where a connection's blocks come back to.
+pub(crate) struct Returns {
+    back: Sender<Vec<u8>>,
+    returned: Receiver<Vec<u8>>,
+}
+
+/// A request handler: one block's work, then the block back.
+async fn handle(mut job: Job) {
+    before_echo(&mut job.data[..job.len], job.offset, job.block);
+    // The connection has gone if nobody receives: nothing to do then.
+    let _ = job.back.send(job.data).await;
+}
+
+/// A pool worker: blocks from the queue until it closes.
+async fn work(queue: Receiver<Job>) {
+    while let Ok(job) = queue.recv().await {
+        handle(job).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use futures_lite::future::block_on;
+
+    use super::*;
+
+    /// Runs `shape`'s hand-off of `blocks` blocks on a spawn that runs each
+    /// task on a thread of its own: how many tasks it spawned.
+    fn spawned_for(shape: Shape, threads: usize, blocks: u64) -> usize {
+        let spawned = Arc::new(AtomicUsize::new(0));
+        let count = spawned.clone();
+        let spawn = move |task: Task| {
+            count.fetch_add(1, Ordering::SeqCst);
+            std::thread::spawn(move || block_on(task));
+        };
+        let handoff = Handoff::start(shape, threads, Arc::new(spawn));
+        let returns = handoff.connection();
+        let block = 64;
+        for i in 0..blocks {
+            let data = vec![i as u8; block];
+            let back = block_on(handoff.round_trip(&returns, data, block, i * 64, block));
+            assert_eq!(
+                back,
+                Some(vec![i as u8; block]),
+                "block {i} came back changed"
+            );
+        }
+        spawned.load(Ordering::SeqCst)
+    }
+
+    #[test]
+    fn spawn_makes_a_task_for_every_block() {
+        assert_eq!(spawned_for(Shape::Spawn, 1, 25), 25);
+    }
+
+    #[test]
+    fn pool_makes_its_workers_once_and_no_task_per_block() {
+        assert_eq!(spawned_for(Shape::Pool, 2, 25), 2 * WORKERS_PER_THREAD);
+    }
+}
