@@ -75,7 +75,7 @@ pub type Spawn = Arc<dyn Fn(Task) + Send + Sync>;
 
 /// A block on its way through the pool: its bytes (`data[..len]`), where
 /// they start in the stream, and where the worker sends them back.
-struct Job {
+pub(crate) struct Job {
     data: Vec<u8>,
     len: usize,
     offset: u64,
@@ -83,53 +83,69 @@ struct Job {
     back: Sender<Vec<u8>>,
 }
 
-/// What the shapes that hand blocks off need of the runtime: its spawn,
-/// and, in the pool shape, the queue its workers take blocks from.
+/// What the shapes that hand blocks off need of the runtime: its spawn
+/// for a handler per block, or the queue the pool's workers take blocks from.
 #[derive(Clone)]
-pub(crate) struct Handoff {
-    spawn: Spawn,
-    pool: Option<Sender<Job>>,
+pub(crate) enum Handoff {
+    Handlers(Spawn),
+    Pool(Sender<Job>),
 }
 
 impl Handoff {
     /// Starts what `shape` needs on the executor that `spawn` spawns on,
     /// which runs on `threads` threads: the pool's workers, in the pool shape.
     pub(crate) fn start(shape: Shape, threads: usize, spawn: Spawn) -> Self {
-        let pool = (shape == Shape::Pool).then(|| {
-            // Room for a block from every worker's share of connections.
-            let (jobs, queue) = async_channel::bounded(WORKERS_PER_THREAD * threads * 16);
-            for _ in 0..WORKERS_PER_THREAD * threads {
-                spawn(Box::pin(work(queue.clone())));
-            }
-            jobs
-        });
-        Self { spawn, pool }
+        if shape != Shape::Pool {
+            return Self::Handlers(spawn);
+        }
+        // Bounded, as a server's queue is: a block that finds it full waits.
+        let (jobs, queue) = async_channel::bounded(WORKERS_PER_THREAD * threads * 16);
+        for _ in 0..WORKERS_PER_THREAD * threads {
+            spawn(Box::pin(work(queue.clone())));
+        }
+        Self::Pool(jobs)
     }
 
-    /// Where one connection's blocks come back to, in shapes that hand off.
-    pub(crate) fn connection(&self) -> Returns {
-        let (back, returned) = async_channel::bounded(1);
-        Returns { back, returned }
+    /// One connection's way to hand its blocks off: in the pool, with the
+    /// channel its blocks come back on.
+    pub(crate) fn connection(&self) -> Connection<'_> {
+        let returns = matches!(self, Self::Pool(_)).then(|| async_channel::bounded(1));
+        Connection {
+            handoff: self,
+            returns,
+        }
     }
+}
 
+/// A channel blocks come back on.
+type Back = (Sender<Vec<u8>>, Receiver<Vec<u8>>);
+
+/// How one connection hands its blocks off.
+pub(crate) struct Connection<'a> {
+    handoff: &'a Handoff,
+    /// Where the pool's workers send this connection's blocks back.
+    returns: Option<Back>,
+}
+
+impl Connection<'_> {
     /// Hands `data[..len]` (stream offset `offset`) to another task, which
     /// does the block's work and sends the bytes back; waits for them.
     /// None if the other side has gone (the runtime is shutting down).
     pub(crate) async fn round_trip(
         &self,
-        returns: &Returns,
         data: Vec<u8>,
         len: usize,
         offset: u64,
         block: usize,
     ) -> Option<Vec<u8>> {
-        // A handler answers on a one-shot channel, as a request's does; a
-        // worker on the connection's own.
-        let (back, oneshot) = match &self.pool {
-            Some(_) => (returns.back.clone(), None),
+        let oneshot;
+        let (back, returned) = match &self.returns {
+            Some((back, returned)) => (back.clone(), returned),
+            // A handler answers on a one-shot channel, as a request's does.
             None => {
-                let (back, returned) = async_channel::bounded(1);
-                (back, Some(returned))
+                let back;
+                (back, oneshot) = async_channel::bounded(1);
+                (back, &oneshot)
             }
         };
         let job = Job {
@@ -139,23 +155,12 @@ impl Handoff {
             block,
             back,
         };
-        match &self.pool {
-            Some(pool) => pool.send(job).await.ok()?,
-            None => (self.spawn)(Box::pin(handle(job))),
+        match self.handoff {
+            Handoff::Pool(jobs) => jobs.send(job).await.ok()?,
+            Handoff::Handlers(spawn) => spawn(Box::pin(handle(job))),
         }
-        oneshot
-            .as_ref()
-            .unwrap_or(&returns.returned)
-            .recv()
-            .await
-            .ok()
+        returned.recv().await.ok()
     }
-}
-
-/// Where a connection's blocks come back to.
-pub(crate) struct Returns {
-    back: Sender<Vec<u8>>,
-    returned: Receiver<Vec<u8>>,
 }
 
 /// A request handler: one block's work, then the block back.
@@ -190,11 +195,11 @@ mod tests {
             std::thread::spawn(move || block_on(task));
         };
         let handoff = Handoff::start(shape, threads, Arc::new(spawn));
-        let returns = handoff.connection();
+        let connection = handoff.connection();
         let block = 64;
         for i in 0..blocks {
             let data = vec![i as u8; block];
-            let back = block_on(handoff.round_trip(&returns, data, block, i * 64, block));
+            let back = block_on(connection.round_trip(data, block, i * 64, block));
             assert_eq!(
                 back,
                 Some(vec![i as u8; block]),

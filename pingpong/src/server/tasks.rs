@@ -16,7 +16,7 @@ use crate::stream::Stream;
 pub async fn echo<S: Stream>(mut stream: S, how: Echo) {
     let handoff = match (how.shape.hands_off(), &how.handoff) {
         (false, _) => None,
-        (true, Some(handoff)) => Some((handoff, handoff.connection())),
+        (true, Some(handoff)) => Some(handoff.connection()),
         (true, None) => panic!(
             "the {:?} shape needs the runtime's spawn: its glue must serve Echo::spawning",
             how.shape
@@ -33,12 +33,10 @@ pub async fn echo<S: Stream>(mut stream: S, how: Echo) {
         };
         match &handoff {
             None => before_echo(&mut b[..n], echoed, how.block),
-            Some((handoff, returns)) => {
-                match handoff.round_trip(returns, b, n, echoed, how.block).await {
-                    Some(back) => b = back,
-                    None => return,
-                }
-            }
+            Some(handoff) => match handoff.round_trip(b, n, echoed, how.block).await {
+                Some(back) => b = back,
+                None => return,
+            },
         }
         echoed += n as u64;
         let (written, b) = stream.write_all(b, n).await;
