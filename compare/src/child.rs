@@ -4,6 +4,7 @@
 //! with every other child at once).
 
 use std::io::{BufRead, BufReader, Read};
+use std::iter;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{self, ChildStdin, Command, ExitStatus, Stdio};
@@ -23,6 +24,9 @@ use crate::results::Cost;
 
 /// How long a process may take to exit once its work is done.
 pub const EXIT_DEADLINE: Duration = Duration::from_secs(5);
+
+/// How long an exited process's last lines may take to come through.
+const LAST_LINES: Duration = Duration::from_secs(1);
 
 /// How much of a failed process's stderr an error quotes.
 const STDERR_TAIL: usize = 2000;
@@ -206,9 +210,10 @@ impl Child {
         drop(self.stdin.take());
     }
 
-    /// Stops one of our servers (it serves until its stdin closes) and
-    /// checks that it exited cleanly.
-    pub fn stop(&mut self) -> Result<()> {
+    /// Stops one of our servers (it serves until its stdin closes), checks
+    /// that it exited cleanly, and returns what it printed on stdout since
+    /// the last line read.
+    pub fn stop(&mut self) -> Result<Vec<String>> {
         self.close_stdin();
         let status = self.wait(EXIT_DEADLINE)?;
         let stderr = self.stderr_tail();
@@ -217,7 +222,8 @@ impl Child {
             "{} exited with {status} when stopped{stderr}",
             self.role
         );
-        Ok(())
+        // Until the pipe's end, or a helper it left behind holds it open.
+        Ok(iter::from_fn(|| self.lines.recv_timeout(LAST_LINES).ok()).collect())
     }
 
     /// Stops a program that serves until killed: SIGTERM to its group.

@@ -206,7 +206,8 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 0)]
     pub work: u64,
     /// Server shapes (a list runs each at every load): echo (the task that
-    /// reads a block writes it back), spawn (a task per block, which
+    /// reads a block writes it back), split (the connection's reading and
+    /// writing in two tasks, joined by a channel), spawn (a task per block, which
     /// returns it through a one-shot channel), pool (one queue to a pool
     /// of worker tasks). The bytes on the wire are the same in each.
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Shape::Echo])]

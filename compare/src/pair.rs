@@ -234,7 +234,13 @@ impl ProcessPair {
                 return Err(anyhow!("server exited during the run ({status}){stderr}").into());
             }
             match job.server {
-                Program::Binary { .. } => process.stop()?,
+                Program::Binary { .. } => {
+                    let last = process.stop()?;
+                    measured.served = last.iter().find_map(|text| match line(text) {
+                        Some(Line::Served(served)) => Some(served.into()),
+                        _ => None,
+                    });
+                }
                 Program::External(_) | Program::Unbuilt { .. } => process.terminate()?,
             }
         }
@@ -646,6 +652,7 @@ fn our_client(
         cost_absent,
         counted: None,
         tcp: None,
+        served: None,
     })
 }
 
@@ -697,6 +704,7 @@ fn external_client(job: &Job, e: &External, server: &mut Server) -> Result<Measu
         cost_absent: Some("an external client announces no window".into()),
         counted: None,
         tcp: None,
+        served: None,
     })
 }
 

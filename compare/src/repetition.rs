@@ -15,7 +15,7 @@ use crate::placement::Placement;
 use crate::program::Program;
 use crate::results::TcpStats;
 use crate::results::Usage;
-use crate::results::{Cost, Counted, OpenLoop, Resumptions, Rtt, Run, Series};
+use crate::results::{Cost, Counted, OpenLoop, Resumptions, Rtt, Run, Series, Served};
 
 /// What one repetition runs.
 pub struct Job<'a> {
@@ -59,6 +59,8 @@ pub struct Measurement {
     /// What the kernel counted of TCP over the repetition (absent where
     /// the server runs on another host, or the counters cannot be read).
     pub tcp: Option<TcpStats>,
+    /// What our server said its connections did, as it stopped.
+    pub served: Option<Served>,
 }
 
 #[derive(Debug)]
@@ -135,6 +137,7 @@ impl Measurement {
             client_cost: m.client_cost,
             counted: m.counted.clone().and_then(Result::ok),
             counted_absent: m.counted.and_then(Result::err),
+            served: m.served,
         };
         match m.client {
             ClientMeasurement::Ours(r) => {

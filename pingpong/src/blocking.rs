@@ -117,17 +117,23 @@ impl<S: Socket> Blocking<S> {
 
 /// Serves one accepted connection to its end on the caller, which parks
 /// with `P`: the echo, after the TLS handshake where the server runs TLS.
+/// A failed handshake ends the connection quietly, as a failed read does.
 pub fn serve<P: Parker, S: Socket>(
     stream: Blocking<S>,
     shape: Echo,
     tls: Option<&Arc<ServerConfig>>,
 ) {
-    let accept =
-        |tls: Arc<ServerConfig>, stream: Blocking<S>| async move { stream.accept_tls(&tls) };
-    block_on::<P, _>(server::serve(stream, tls.cloned(), accept, shape));
+    let stream = match tls {
+        None => stream,
+        Some(tls) => match stream.accept_tls(tls) {
+            Ok(stream) => stream,
+            Err(_) => return,
+        },
+    };
+    block_on::<P, _>(server::echo(stream, shape));
 }
 
-impl<S: Socket> crate::Stream for Blocking<S> {
+impl<S: Socket> crate::Reads for Blocking<S> {
     async fn read(&mut self, mut buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
         // A blocking read fills initialized memory: zero the buffer once, keep it full length.
         if buf.len() < buf.capacity() {
@@ -142,7 +148,9 @@ impl<S: Socket> crate::Stream for Blocking<S> {
         };
         (read, buf)
     }
+}
 
+impl<S: Socket> crate::Writes for Blocking<S> {
     async fn write_all(&mut self, buf: Vec<u8>, len: usize) -> (io::Result<()>, Vec<u8>) {
         let written = match &mut self.socket {
             Inner::Plain(socket) => socket.write_all(&buf[..len]),

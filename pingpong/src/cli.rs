@@ -49,8 +49,8 @@ pub struct ServerArgs {
     #[arg(long, default_value_t = 0)]
     pub work: u64,
     /// What a connection does with each block it reads: writes it back
-    /// (echo), spawns a task that does (spawn), or queues it for a pool
-    /// of worker tasks (pool).
+    /// (echo), hands it to the connection's writing task (split), spawns a
+    /// task that does (spawn), or queues it for a pool of worker tasks (pool).
     #[arg(long, value_enum, default_value_t = Shape::Echo)]
     pub shape: Shape,
     /// Serve until killed (SIGTERM), not until stdin closes: for a server
@@ -390,7 +390,12 @@ mod tests {
             address(),
             sizes(),
             any::<u64>(),
-            prop_oneof![Just(Shape::Echo), Just(Shape::Spawn), Just(Shape::Pool)],
+            prop_oneof![
+                Just(Shape::Echo),
+                Just(Shape::Split),
+                Just(Shape::Spawn),
+                Just(Shape::Pool)
+            ],
             any::<bool>(),
             any::<Option<bool>>(),
         )

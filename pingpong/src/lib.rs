@@ -38,5 +38,5 @@ pub mod work;
 pub use client::Client;
 pub use runtime::{ListenerModel, Runtime, on_threads};
 pub use server::Server;
-pub use stream::Stream;
+pub use stream::{Reads, Split, Stream, Writes};
 pub use unavailable::Unavailable;

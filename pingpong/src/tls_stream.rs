@@ -1,28 +1,29 @@
 //! TLS over any [`Stream`]: rustls's connection driven by the stream's own
-//! reads and writes, records in a buffer of its own. For runtimes with no
+//! reads and writes, records in buffers of its own. For runtimes with no
 //! TLS crate on rustls (kimojio's is OpenSSL's): whatever their IO is
 //! (completion-based with owned buffers, too), the protocol's one TLS runs
-//! on it.
+//! on it. Split ([`Split`]), its two sides share the rustls connection,
+//! each holding it only between its awaits.
 
 use std::io::{self, Read, Write};
 use std::mem;
-use std::ops::{Deref, DerefMut};
-use std::sync::Arc;
+use std::ops::{Deref, DerefMut, Range};
+use std::sync::{Arc, Mutex};
 
 use rustls::{ClientConnection, ConnectionCommon, ServerConfig, ServerConnection, SideData};
 
-use crate::stream::Stream;
+use crate::stream::{Reads, Split, Stream, Writes};
 use crate::tls::{Connector, handshake_failed};
 
-/// A rustls connection `C` over stream `S`.
+/// A rustls connection held by `C` over stream `S`: the whole of a
+/// connection, or one side of it once split.
+///
+/// Records rustls wants to send after a read (alerts, key updates) go with
+/// the next write, so that reading never needs the writing side.
 pub struct TlsStream<S, C> {
     inner: S,
     conn: C,
-    /// Records read from the stream (full length, never cleared), and the
-    /// range of them rustls has not taken yet.
-    incoming: Vec<u8>,
-    unread: std::ops::Range<usize>,
-    /// Records to write to the stream.
+    incoming: Incoming,
     outgoing: Vec<u8>,
 }
 
@@ -33,6 +34,53 @@ pub type Server<S> = TlsStream<S, ServerConnection>;
 
 /// Records read at a time: four full ones.
 const INCOMING: usize = 4 * (16 << 10);
+
+/// What holds a rustls connection: the stream itself, or its two sides
+/// together once split ([`Shared`]).
+pub trait Holds {
+    type Side: SideData;
+
+    fn with<R>(&mut self, f: impl FnOnce(&mut ConnectionCommon<Self::Side>) -> R) -> R;
+}
+
+impl<C, D: SideData> Holds for C
+where
+    C: DerefMut + Deref<Target = ConnectionCommon<D>>,
+{
+    type Side = D;
+
+    fn with<R>(&mut self, f: impl FnOnce(&mut ConnectionCommon<D>) -> R) -> R {
+        f(self)
+    }
+}
+
+/// A rustls connection shared by the two sides of a split stream.
+pub struct Shared<C>(Arc<Mutex<C>>);
+
+impl<C: Holds> Holds for Shared<C> {
+    type Side = C::Side;
+
+    fn with<R>(&mut self, f: impl FnOnce(&mut ConnectionCommon<C::Side>) -> R) -> R {
+        // Held for no await: a panic while holding it ends both sides.
+        self.0.lock().expect("a TLS side panicked").with(f)
+    }
+}
+
+/// Records read from the stream (full length, never cleared), and the
+/// range of them rustls has not taken yet.
+struct Incoming {
+    records: Vec<u8>,
+    unread: Range<usize>,
+}
+
+impl Incoming {
+    fn new(capacity: usize) -> Self {
+        Self {
+            records: Vec::with_capacity(capacity),
+            unread: 0..0,
+        }
+    }
+}
 
 impl<S: Stream> Client<S> {
     /// Connects inside TLS over `inner`, a connected stream.
@@ -51,93 +99,98 @@ impl<S: Stream> Server<S> {
     }
 }
 
-impl<S, C, D> TlsStream<S, C>
-where
-    S: Stream,
-    C: DerefMut + Deref<Target = ConnectionCommon<D>>,
-    D: SideData,
-{
+impl<S: Stream, C: Holds> TlsStream<S, C> {
     async fn handshake(inner: S, conn: C) -> io::Result<Self> {
         let mut tls = Self {
             inner,
             conn,
-            incoming: Vec::with_capacity(INCOMING),
-            unread: 0..0,
+            incoming: Incoming::new(INCOMING),
             outgoing: Vec::new(),
         };
-        while tls.conn.is_handshaking() {
+        while tls.conn.with(|c| c.is_handshaking()) {
             tls.send().await?;
-            if tls.conn.is_handshaking() && tls.conn.wants_read() && !tls.receive().await? {
+            let wants_read = tls.conn.with(|c| c.is_handshaking() && c.wants_read());
+            if wants_read && !tls.receive().await? {
                 return Err(io::ErrorKind::UnexpectedEof.into());
             }
         }
         tls.send().await?;
         Ok(tls)
     }
+}
 
+impl<S: Reads, C: Holds> TlsStream<S, C> {
+    /// Hands rustls records: those read and not yet taken, else those the
+    /// stream has; false at end of stream.
+    async fn receive(&mut self) -> io::Result<bool> {
+        let incoming = &mut self.incoming;
+        if incoming.unread.is_empty() {
+            let (read, records) = self.inner.read(mem::take(&mut incoming.records)).await;
+            incoming.records = records;
+            let n = read?;
+            if n == 0 {
+                return Ok(false);
+            }
+            incoming.unread = 0..n;
+        }
+        self.conn.with(|conn| {
+            // Until there is plaintext to read: rustls holds little of it (16 KiB).
+            while !incoming.unread.is_empty() {
+                let taken = conn.read_tls(&mut &incoming.records[incoming.unread.clone()])?;
+                // None taken: a close_notify came first, and the rest means nothing.
+                incoming.unread.start = if taken == 0 {
+                    incoming.unread.end
+                } else {
+                    incoming.unread.start + taken
+                };
+                let state = conn
+                    .process_new_packets()
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+                if state.plaintext_bytes_to_read() > 0 || state.peer_has_closed() {
+                    break;
+                }
+            }
+            Ok(true)
+        })
+    }
+}
+
+impl<S: Writes, C: Holds> TlsStream<S, C> {
     /// Writes every record rustls holds.
     async fn send(&mut self) -> io::Result<()> {
-        while self.conn.wants_write() {
+        loop {
             let mut records = mem::take(&mut self.outgoing);
             records.clear();
-            self.conn.write_tls(&mut records)?;
+            let wants = self.conn.with(|conn| {
+                conn.wants_write()
+                    .then(|| conn.write_tls(&mut records))
+                    .transpose()
+            })?;
+            if wants.is_none() {
+                self.outgoing = records;
+                return Ok(());
+            }
             let len = records.len();
             let (written, records) = self.inner.write_all(records, len).await;
             self.outgoing = records;
             written?;
         }
-        Ok(())
     }
 
-    /// Hands rustls records: those read and not yet taken, else those the
-    /// stream has; false at end of stream.
-    async fn receive(&mut self) -> io::Result<bool> {
-        if self.unread.is_empty() {
-            let (read, records) = self.inner.read(mem::take(&mut self.incoming)).await;
-            self.incoming = records;
-            let n = read?;
-            if n == 0 {
-                return Ok(false);
-            }
-            self.unread = 0..n;
-        }
-        // Until there is plaintext to read: rustls holds little of it (16 KiB).
-        while !self.unread.is_empty() {
-            let taken = self
-                .conn
-                .read_tls(&mut &self.incoming[self.unread.clone()])?;
-            // None taken: a close_notify came first, and the rest means nothing.
-            self.unread.start = if taken == 0 {
-                self.unread.end
-            } else {
-                self.unread.start + taken
-            };
-            let state = self
-                .conn
-                .process_new_packets()
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-            if state.plaintext_bytes_to_read() > 0 || state.peer_has_closed() {
-                break;
-            }
-        }
-        // Alerts and key updates rustls wants to answer.
-        self.send().await?;
-        Ok(true)
+    /// Sends close_notify, and every record still held.
+    async fn close_notify(&mut self) -> io::Result<()> {
+        self.conn.with(|conn| conn.send_close_notify());
+        self.send().await
     }
 }
 
-impl<S, C, D> Stream for TlsStream<S, C>
-where
-    S: Stream,
-    C: DerefMut + Deref<Target = ConnectionCommon<D>>,
-    D: SideData,
-{
+impl<S: Reads, C: Holds> Reads for TlsStream<S, C> {
     async fn read(&mut self, mut buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
         if buf.len() < buf.capacity() {
             buf.resize(buf.capacity(), 0);
         }
         loop {
-            match self.conn.reader().read(&mut buf) {
+            match self.conn.with(|conn| conn.reader().read(&mut buf)) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 // Plaintext, or 0 after close_notify.
                 read => return (read, buf),
@@ -145,17 +198,19 @@ where
             match self.receive().await {
                 Ok(true) => {}
                 // End of stream without close_notify: the reader says so next.
-                Ok(false) => return (self.conn.reader().read(&mut buf), buf),
+                Ok(false) => return (self.conn.with(|conn| conn.reader().read(&mut buf)), buf),
                 Err(e) => return (Err(e), buf),
             }
         }
     }
+}
 
+impl<S: Writes, C: Holds> Writes for TlsStream<S, C> {
     async fn write_all(&mut self, buf: Vec<u8>, len: usize) -> (io::Result<()>, Vec<u8>) {
         let mut done = 0;
         while done < len {
             // rustls takes as much as its buffer limit allows, then wants its records sent.
-            let taken = match self.conn.writer().write(&buf[done..len]) {
+            let taken = match self.conn.with(|conn| conn.writer().write(&buf[done..len])) {
                 Ok(0) => Err(io::ErrorKind::WriteZero.into()),
                 taken => taken,
             };
@@ -174,15 +229,36 @@ where
     }
 
     async fn shutdown_write(&mut self) -> io::Result<()> {
-        self.conn.send_close_notify();
-        self.send().await?;
+        self.close_notify().await?;
         self.inner.shutdown_write().await
     }
 
     async fn close(&mut self) {
-        self.conn.send_close_notify();
         // The peer has gone if it fails.
-        let _ = self.send().await;
+        let _ = self.close_notify().await;
+    }
+}
+
+impl<S: Split, C: Holds + 'static> Split for TlsStream<S, C> {
+    type Read = TlsStream<S::Read, Shared<C>>;
+    type Write = TlsStream<S::Write, Shared<C>>;
+
+    fn split(self) -> (Self::Read, Self::Write) {
+        let (read, write) = self.inner.split();
+        let conn = Arc::new(Mutex::new(self.conn));
+        let read = TlsStream {
+            inner: read,
+            conn: Shared(conn.clone()),
+            incoming: self.incoming,
+            outgoing: Vec::new(),
+        };
+        let write = TlsStream {
+            inner: write,
+            conn: Shared(conn),
+            incoming: Incoming::new(0),
+            outgoing: self.outgoing,
+        };
+        (read, write)
     }
 }
 

@@ -15,6 +15,8 @@ pub enum Line {
     Window(Window),
     /// The client's measurement.
     Result(ClientResult),
+    /// What the server's connections did, printed as it stops.
+    Served(Served),
     /// The process could not do its job.
     Error(Failure),
 }
@@ -167,6 +169,19 @@ pub struct Tls {
     pub handshakes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub with_ticket: Option<u64>,
+}
+
+/// What a server's connections did with their blocks over the server's
+/// life (warm-up and every window), in its shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Served {
+    /// Reads that returned bytes, each echoed (a block, part of one, or
+    /// several pipelined).
+    pub reads: u64,
+    /// Reads whose bytes went to another task.
+    pub handoffs: u64,
+    /// Tasks the shape spawned: handlers, workers, connections' writers.
+    pub spawned: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -602,6 +602,32 @@ pub struct Run {
     /// Why, with `--counted`, a run was not counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counted_absent: Option<String>,
+    /// What our server's connections did over the repetition (warm-up
+    /// included), as it reported when stopped; absent for external servers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served: Option<Served>,
+}
+
+/// What a server's connections did with their blocks: the shape's hand-offs
+/// and tasks, to check against its definition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Served {
+    /// Reads that returned bytes, each echoed.
+    pub reads: u64,
+    /// Reads whose bytes went to another task.
+    pub handoffs: u64,
+    /// Tasks the shape spawned: handlers, workers, connections' writers.
+    pub spawned: u64,
+}
+
+impl From<pingpong::wire::Served> for Served {
+    fn from(s: pingpong::wire::Served) -> Self {
+        Self {
+            reads: s.reads,
+            handoffs: s.handoffs,
+            spawned: s.spawned,
+        }
+    }
 }
 
 /// An open-loop run: the rate asked for and what the server made of it.

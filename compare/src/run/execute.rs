@@ -420,6 +420,7 @@ mod tests {
             cost_absent: Some("counted by no kernel: a mock".into()),
             counted: None,
             tcp: None,
+            served: None,
         }
     }
 

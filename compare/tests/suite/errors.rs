@@ -65,8 +65,8 @@ fn every_bad_option_gets_its_reason_in_two_lines_at_most() {
         (&["--bogus"], "unexpected argument '--bogus'"),
         (&["--resume", "x", "--repeat", "2"], "cannot be used with"),
         (
-            &["--shapes", "split"],
-            "invalid value 'split' for '--shapes",
+            &["--shapes", "steal"],
+            "invalid value 'steal' for '--shapes",
         ),
         (
             &[

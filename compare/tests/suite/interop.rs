@@ -2,8 +2,8 @@
 //! implementation's server exchanges verified bytes, over plain TCP and
 //! inside TLS.
 
-use compare::results::Status;
-use pingpong::server::Shape;
+use compare::results::{Cell, Status};
+use pingpong::server::{Shape, WORKERS_PER_THREAD};
 
 use crate::common::{assert_cell_consistent, compare, load, out_dir, run_ok};
 use crate::implementations;
@@ -37,8 +37,11 @@ fn every_client_against_every_server() {
         for cell in &results.cells {
             pairs += 1;
             assert_eq!(cell.client, client);
+            if cell.status == Status::Ok {
+                assert_served_as_shaped(cell);
+            }
             let verified = cell.runs.first().and_then(|r| r.verified_connections);
-            if cell.status != compare::results::Status::Ok || verified != Some(cell.connections) {
+            if cell.status != Status::Ok || verified != Some(cell.connections) {
                 failures.push(format!(
                     "server {} / client {client} ({:?}): {:?} ({verified:?} verified): {:?}",
                     cell.implementation, cell.tls, cell.status, cell.error
@@ -78,13 +81,17 @@ fn every_server_in_every_shape_against_one_client() {
     // The full matrix of clients is the echo's (above); the shapes change
     // only the server's inside, so one client tells whether the bytes come
     // back verified through every server's hand-offs.
-    let mut args = vec!["--client", "mio", "--shapes", "spawn,pool"];
+    let mut args = vec!["--client", "mio", "--shapes", "split,spawn,pool"];
     args.extend(["--connections", "3", "--threads", "2"]);
     args.extend(["--tls", "--no-handshakes"]);
     args.extend(WINDOW);
     let results = run_ok("interop-shapes", &args);
-    assert_eq!(results.config.shapes, [Shape::Spawn, Shape::Pool]);
-    assert_eq!(results.cells.len(), implementations().len() * 2 * 2);
+    let shapes = [Shape::Split, Shape::Spawn, Shape::Pool];
+    assert_eq!(results.config.shapes, shapes);
+    assert_eq!(
+        results.cells.len(),
+        implementations().len() * shapes.len() * 2
+    );
     for cell in &results.cells {
         let name = cell.implementation.as_str();
         assert_ne!(cell.shape, Shape::Echo, "{name}");
@@ -101,6 +108,35 @@ fn every_server_in_every_shape_against_one_client() {
             assert_cell_consistent(cell, SECONDS);
             let verified = cell.runs.first().and_then(|r| r.verified_connections);
             assert_eq!(verified, Some(cell.connections), "{name} {:?}", cell.shape);
+            assert_served_as_shaped(cell);
         }
+    }
+}
+
+/// What the server said its connections did is what its shape defines: a
+/// hand-off for every read but in the echo, and the tasks spawned for them.
+fn assert_served_as_shaped(cell: &Cell) {
+    let name = &cell.implementation;
+    for run in &cell.runs {
+        let served = run
+            .served
+            .unwrap_or_else(|| panic!("{name}: no word of what it served"));
+        assert!(served.reads > 0, "{name}: {served:?}");
+        let (handoffs, spawned) = match cell.shape {
+            Shape::Echo => (0, 0),
+            // One writer for each connection.
+            Shape::Split => (served.reads, cell.connections as u64),
+            // A handler for each read.
+            Shape::Spawn => (served.reads, served.reads),
+            // The workers, once.
+            Shape::Pool => (served.reads, (WORKERS_PER_THREAD * cell.threads) as u64),
+        };
+        assert_eq!(
+            (served.handoffs, served.spawned),
+            (handoffs, spawned),
+            "{name} {:?} {:?}: {served:?}",
+            cell.shape,
+            cell.tls
+        );
     }
 }

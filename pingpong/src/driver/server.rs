@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::fault::{self, Fault};
 use crate::knobs::Settings;
 use crate::runtime::{ListenerModel, Runtime};
-use crate::server::{Echo, Event, Ready, Server, Shape, backlog_in_force, bind};
+use crate::server::{Echo, Event, Ready, Server, Shape, backlog_in_force, bind, served};
 use crate::tls::{Acceptor, TlsError};
 use crate::unavailable::Unavailable;
 use crate::wire::{Line, Ready as ReadyLine};
@@ -70,7 +70,8 @@ impl ServerError {
 }
 
 /// Binds, starts the runtime, prints the ready line once every listener is
-/// served, and serves until stdin closes (or, `until_killed`, until killed).
+/// served, and serves until stdin closes (or, `until_killed`, until killed);
+/// then prints what its connections did.
 pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
     if let (true, Some(why)) = (config.shape.hands_off(), R::NO_TASKS) {
         return Err(ServerError::Runtime(Unavailable::no_tasks(
@@ -152,7 +153,10 @@ pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
     }
     loop {
         match rx.recv() {
-            Ok(Event::StdinClosed) | Err(_) => return Ok(()),
+            Ok(Event::StdinClosed) | Err(_) => {
+                Line::Served(served()).print();
+                return Ok(());
+            }
             Ok(Event::Listening) => {}
             Ok(Event::Ended(outcome)) => return Err(ended_error(outcome)),
         }

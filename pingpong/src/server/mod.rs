@@ -5,10 +5,14 @@
 mod bytes;
 mod setup;
 mod shape;
+mod split;
+mod tally;
 mod tasks;
 
 pub use bytes::before_echo;
 pub use setup::{Echo, Ready, Server, bind};
 pub(crate) use setup::{Event, backlog_in_force};
-pub use shape::{Shape, Task};
+pub use shape::{Shape, Task, WORKERS_PER_THREAD};
+pub use split::Writer;
+pub(crate) use tally::served;
 pub use tasks::{accept_loop, echo, serve};

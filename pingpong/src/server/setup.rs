@@ -35,7 +35,7 @@ impl Echo {
     pub fn spawning(&self, threads: usize, spawn: impl Fn(Task) + Send + Sync + 'static) -> Self {
         let handoff = self
             .shape
-            .hands_off()
+            .spawns()
             .then(|| Handoff::start(self.shape, threads, Arc::new(spawn)));
         Self {
             handoff,

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use async_channel::{Receiver, Sender};
 
 use super::bytes::before_echo;
+use super::tally;
 
 /// What a connection does with each block.
 #[derive(
@@ -36,6 +37,10 @@ pub enum Shape {
     /// The task that reads a block writes it back (muduo's pingpong).
     #[default]
     Echo,
+    /// The connection's read side and write side in two tasks, the read
+    /// side handing each block to the write side through a bounded channel
+    /// (a proxy's, or a framed protocol's, connection).
+    Split,
     /// A new task for every block read (a request handler), which sends
     /// the block back to the connection's task through a one-shot channel.
     Spawn,
@@ -51,10 +56,17 @@ impl Shape {
         self != Self::Echo
     }
 
+    /// Whether blocks go to a task beside the connection's (a handler or
+    /// a worker), through the runtime's spawn ([`crate::server::Echo::spawning`]).
+    pub(crate) fn spawns(self) -> bool {
+        matches!(self, Self::Spawn | Self::Pool)
+    }
+
     /// The name `--shape` takes.
     pub fn name(self) -> &'static str {
         match self {
             Self::Echo => "echo",
+            Self::Split => "split",
             Self::Spawn => "spawn",
             Self::Pool => "pool",
         }
@@ -101,6 +113,7 @@ impl Handoff {
         // Bounded, as a server's queue is: a block that finds it full waits.
         let (jobs, queue) = async_channel::bounded(WORKERS_PER_THREAD * threads * 16);
         for _ in 0..WORKERS_PER_THREAD * threads {
+            tally::spawned();
             spawn(Box::pin(work(queue.clone())));
         }
         Self::Pool(jobs)
@@ -155,9 +168,13 @@ impl Connection<'_> {
             block,
             back,
         };
+        tally::handed_off();
         match self.handoff {
             Handoff::Pool(jobs) => jobs.send(job).await.ok()?,
-            Handoff::Handlers(spawn) => spawn(Box::pin(handle(job))),
+            Handoff::Handlers(spawn) => {
+                tally::spawned();
+                spawn(Box::pin(handle(job)));
+            }
         }
         returned.recv().await.ok()
     }

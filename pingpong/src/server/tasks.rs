@@ -6,15 +6,17 @@ use std::sync::Arc;
 
 use super::bytes::before_echo;
 use super::setup::{Echo, Ready};
+use super::shape::Shape;
+use super::split::{Writer, split};
 use crate::fault;
-use crate::stream::Stream;
+use crate::stream::{Either, Split, Stream};
 
 /// Echoes every byte it reads, as soon as it reads it, until end of stream;
 /// in a shape that hands blocks off, after another task has had them.
 ///
 /// An error ends the connection quietly: the client sees it and reports it.
 pub async fn echo<S: Stream>(mut stream: S, how: Echo) {
-    let handoff = match (how.shape.hands_off(), &how.handoff) {
+    let handoff = match (how.shape.spawns(), &how.handoff) {
         (false, _) => None,
         (true, Some(handoff)) => Some(handoff.connection()),
         (true, None) => panic!(
@@ -73,23 +75,33 @@ async fn hang_up<S: Stream>(mut stream: S, mut buf: Vec<u8>) {
 /// failed handshake ends the connection quietly, as a failed read does.
 /// Spawned as the connection's own task, so that handshakes do not queue
 /// behind each other in the accept loop; plain or not, one future type.
+///
+/// In the split shape, this task reads and `spawn_writer` spawns the
+/// write side as a task of its own: the runtime's spawn, called where the
+/// stream's type is known, so that it proves the writer may run there.
 pub async fn serve<S, T, H>(
     stream: S,
     tls: Option<Arc<rustls::ServerConfig>>,
     tls_accept: impl FnOnce(Arc<rustls::ServerConfig>, S) -> H,
     how: Echo,
+    spawn_writer: impl FnOnce(Writer<Either<S::Write, T::Write>>),
 ) where
-    S: Stream,
-    T: Stream,
+    S: Split,
+    T: Split,
     H: Future<Output = io::Result<T>>,
 {
-    match tls {
-        None => echo(stream, how).await,
-        Some(tls) => {
-            if let Ok(stream) = tls_accept(tls, stream).await {
-                echo(stream, how).await;
-            }
-        }
+    let stream = match tls {
+        None => Either::Plain(stream),
+        Some(tls) => match tls_accept(tls, stream).await {
+            Ok(stream) => Either::Tls(stream),
+            Err(_) => return,
+        },
+    };
+    match (how.shape, stream) {
+        (Shape::Split, stream) => split(stream, how, spawn_writer).await,
+        // Each kind of stream echoes on its own code, as in the echo shape.
+        (_, Either::Plain(stream)) => echo(stream, how).await,
+        (_, Either::Tls(stream)) => echo(stream, how).await,
     }
 }
 

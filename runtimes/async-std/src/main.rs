@@ -11,7 +11,7 @@ use async_std::net::{TcpListener, TcpStream};
 use async_std::task;
 use pingpong::client::{all_connections, connection};
 use pingpong::futures_io::{Compat, Tls, connect_tls};
-use pingpong::server::{accept_loop, serve};
+use pingpong::server::{Writer, accept_loop, serve};
 use pingpong::{Client, ListenerModel, Server};
 
 struct GlobalExecutor;
@@ -44,7 +44,14 @@ impl pingpong::Runtime for GlobalExecutor {
                 async || Compat::nodelay(listener.accept().await?.0),
                 |stream| {
                     let tls = server.tls.clone();
-                    drop(task::spawn(serve(stream, tls, Tls::accept, echo.clone())));
+                    let spawn_writer = |writer: Writer<_>| drop(task::spawn(writer.run()));
+                    drop(task::spawn(serve(
+                        stream,
+                        tls,
+                        Tls::accept,
+                        echo.clone(),
+                        spawn_writer,
+                    )));
                 },
             )
             .await

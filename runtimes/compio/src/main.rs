@@ -13,8 +13,9 @@ use compio::net::{TcpListener, TcpStream};
 use compio::runtime::{Runtime, RuntimeBuilder, spawn};
 use compio::tls::{TlsAcceptor, TlsConnector, TlsStream};
 use pingpong::client::{all_connections, connection};
+use pingpong::futures_io::{ReadSide, WriteSide, halves};
 use pingpong::knobs::{self, Settings};
-use pingpong::server::{accept_loop, serve};
+use pingpong::server::{Writer, accept_loop, serve};
 use pingpong::tls::{Connector, SERVER_NAME, handshake_failed};
 use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads};
 
@@ -46,13 +47,17 @@ impl Tcp {
     async fn connect(addr: SocketAddr) -> io::Result<Self> {
         let stream = TcpStream::connect(addr).await?;
         stream.set_nodelay(true)?;
-        Ok(Self { stream, tls: false })
+        Ok(Self::plain(stream))
     }
 
     async fn accept(listener: &TcpListener) -> io::Result<Self> {
         let (stream, _) = listener.accept().await?;
         stream.set_nodelay(true)?;
-        Ok(Self { stream, tls: false })
+        Ok(Self::plain(stream))
+    }
+
+    fn plain(stream: TcpStream) -> Self {
+        Self { stream, tls: false }
     }
 }
 
@@ -72,13 +77,15 @@ impl Tls {
     }
 }
 
-impl<S: AsyncRead + AsyncWrite> pingpong::Stream for Io<S> {
+impl<S: AsyncRead> pingpong::Reads for Io<S> {
     async fn read(&mut self, mut buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
         // compio reads into the spare capacity, after what the Vec holds.
         buf.clear();
         self.stream.read(buf).await.into()
     }
+}
 
+impl<S: AsyncWrite> pingpong::Writes for Io<S> {
     async fn write_all(&mut self, buf: Vec<u8>, len: usize) -> (io::Result<()>, Vec<u8>) {
         let (written, slice) = self.stream.write_all(buf.slice(..len)).await.into();
         // TLS may hold records it could not send yet: flush sends them.
@@ -101,6 +108,30 @@ impl<S: AsyncRead + AsyncWrite> pingpong::Stream for Io<S> {
     }
 }
 
+/// The socket shared by both sides: compio reads and writes it at once.
+impl pingpong::Split for Tcp {
+    type Read = Self;
+    type Write = Self;
+
+    fn split(self) -> (Self, Self) {
+        let (read, write) = self.stream.into_split();
+        (Io::plain(read), Io::plain(write))
+    }
+}
+
+/// compio's own split of its TLS stream locks the stream across a whole
+/// read, which would hold every write behind a pending read; its TLS stream
+/// is a futures-io stream too, whose halves lock it for one poll at a time.
+impl pingpong::Split for Tls {
+    type Read = ReadSide<TlsStream<TcpStream>>;
+    type Write = WriteSide<TlsStream<TcpStream>>;
+
+    fn split(self) -> (Self::Read, Self::Write) {
+        // Closing it sends close_notify and half-closes the socket.
+        halves(self.stream, true, None)
+    }
+}
+
 impl pingpong::Runtime for PerThread {
     const LISTENERS: ListenerModel = ListenerModel::PerThread;
     const KNOBS: &'static [knobs::Knob] = knobs::COMPIO;
@@ -116,7 +147,8 @@ impl pingpong::Runtime for PerThread {
                     async || Tcp::accept(&listener).await,
                     |stream| {
                         let tls = server.tls.clone();
-                        spawn(serve(stream, tls, Tls::accept, echo.clone())).detach();
+                        let spawn_writer = |writer: Writer<_>| spawn(writer.run()).detach();
+                        spawn(serve(stream, tls, Tls::accept, echo.clone(), spawn_writer)).detach();
                     },
                 )
                 .await

@@ -12,7 +12,7 @@ use glommio::{LocalExecutor, LocalExecutorBuilder, Placement, spawn_local};
 use pingpong::client::{all_connections, connection};
 use pingpong::futures_io::{Compat, Tls, connect_tls};
 use pingpong::knobs::{self, Settings};
-use pingpong::server::{accept_loop, serve};
+use pingpong::server::{Writer, accept_loop, serve};
 use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads};
 
 struct ThreadPerCore;
@@ -54,7 +54,10 @@ impl pingpong::Runtime for ThreadPerCore {
                     async || Compat::nodelay(listener.accept().await?),
                     |stream| {
                         let tls = server.tls.clone();
-                        spawn_local(serve(stream, tls, Tls::accept, echo.clone())).detach();
+                        let spawn_writer =
+                            |writer: Writer<_>| drop(spawn_local(writer.run()).detach());
+                        spawn_local(serve(stream, tls, Tls::accept, echo.clone(), spawn_writer))
+                            .detach();
                     },
                 )
                 .await

@@ -8,6 +8,7 @@ use std::io;
 use std::mem;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::pin::Pin;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
@@ -18,7 +19,7 @@ use kimojio::operations::{self, spawn_task};
 use kimojio::{Errno, Runtime, socket_helpers};
 use pingpong::client::{all_connections, connection};
 use pingpong::knobs::{self, Settings};
-use pingpong::server::{accept_loop, serve};
+use pingpong::server::{Writer, accept_loop, serve};
 use pingpong::tls_stream::{Client as TlsClient, Server as TlsServer};
 use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads};
 
@@ -28,8 +29,9 @@ fn os_error(errno: Errno) -> io::Error {
     io::Error::from_raw_os_error(errno.raw_os_error())
 }
 
-/// A connected socket, its IO submitted to this thread's ring.
-struct Tcp(TcpStream);
+/// A connected socket, its IO submitted to this thread's ring; shared by
+/// the two sides of a split connection, on this thread.
+struct Tcp(Rc<TcpStream>);
 
 impl Tcp {
     async fn connect(addr: SocketAddr) -> io::Result<Self> {
@@ -37,17 +39,17 @@ impl Tcp {
         let fd = socket_helpers::create_client_socket(&addr)
             .await
             .map_err(os_error)?;
-        Ok(Self(TcpStream::from(fd)))
+        Ok(Self(Rc::new(TcpStream::from(fd))))
     }
 
     async fn accept(listener: &TcpListener) -> io::Result<Self> {
         let stream = TcpStream::from(operations::accept(listener).await.map_err(os_error)?);
         stream.set_nodelay(true)?;
-        Ok(Self(stream))
+        Ok(Self(Rc::new(stream)))
     }
 }
 
-impl pingpong::Stream for Tcp {
+impl pingpong::Reads for Tcp {
     async fn read(&mut self, mut buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
         // The ring reads into initialized memory: zero the buffer once, keep it full length.
         if buf.len() < buf.capacity() {
@@ -56,7 +58,9 @@ impl pingpong::Stream for Tcp {
         let read = operations::read(&self.0, &mut buf).await.map_err(os_error);
         (read, buf)
     }
+}
 
+impl pingpong::Writes for Tcp {
     async fn write_all(&mut self, buf: Vec<u8>, len: usize) -> (io::Result<()>, Vec<u8>) {
         let mut done = 0;
         while done < len {
@@ -73,6 +77,16 @@ impl pingpong::Stream for Tcp {
         operations::shutdown(&self.0, libc::SHUT_WR)
             .await
             .map_err(os_error)
+    }
+}
+
+/// Both sides are the socket: each of its reads and writes is a ring operation of its own.
+impl pingpong::Split for Tcp {
+    type Read = Self;
+    type Write = Self;
+
+    fn split(self) -> (Self, Self) {
+        (Self(self.0.clone()), self)
     }
 }
 
@@ -208,7 +222,14 @@ impl pingpong::Runtime for ThreadPerCore {
                     async || Tcp::accept(&listener).await,
                     |stream| {
                         let accept = |tls, stream| TlsServer::accept(stream, tls);
-                        drop(spawn(serve(stream, tls.clone(), accept, echo.clone())));
+                        let spawn_writer = |writer: Writer<_>| drop(spawn(writer.run()));
+                        drop(spawn(serve(
+                            stream,
+                            tls.clone(),
+                            accept,
+                            echo.clone(),
+                            spawn_writer,
+                        )));
                     },
                 )
                 .await

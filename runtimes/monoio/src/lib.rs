@@ -8,13 +8,16 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use monoio::buf::IoBuf;
-use monoio::io::{AsyncReadRent, AsyncWriteRent, AsyncWriteRentExt};
+use monoio::io::{
+    AsyncReadRent, AsyncWriteRent, AsyncWriteRentExt, OwnedReadHalf, OwnedWriteHalf, Split,
+    Splitable,
+};
 use monoio::net::{TcpListener, TcpStream};
 use monoio::{Buildable, IoUringDriver, LegacyDriver, RuntimeBuilder};
 use monoio_rustls::{ClientTlsStream, ServerTlsStream, TlsAcceptor, TlsConnector};
 use pingpong::client::{all_connections, connection};
 use pingpong::knobs::{self, Settings};
-use pingpong::server::{accept_loop, serve};
+use pingpong::server::{Writer, accept_loop, serve};
 use pingpong::tls::{Connector, handshake_failed};
 use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads};
 
@@ -91,12 +94,14 @@ impl TlsServer {
     }
 }
 
-impl<S: AsyncReadRent + AsyncWriteRent> pingpong::Stream for Io<S> {
+impl<S: AsyncReadRent> pingpong::Reads for Io<S> {
     async fn read(&mut self, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
         // monoio reads into the Vec from its start, up to its capacity.
         self.stream.read(buf).await
     }
+}
 
+impl<S: AsyncWriteRent> pingpong::Writes for Io<S> {
     async fn write_all(&mut self, buf: Vec<u8>, len: usize) -> (io::Result<()>, Vec<u8>) {
         let (written, slice) = self.stream.write_all(buf.slice(..len)).await;
         (written.map(drop), slice.into_inner())
@@ -111,6 +116,19 @@ impl<S: AsyncReadRent + AsyncWriteRent> pingpong::Stream for Io<S> {
             // close_notify; the peer has gone if it fails.
             let _ = self.stream.shutdown().await;
         }
+    }
+}
+
+/// monoio's own split, for its streams that may be read and written at
+/// once (its TCP socket, and monoio-rustls over one).
+impl<S: Split + AsyncReadRent + AsyncWriteRent + 'static> pingpong::Split for Io<S> {
+    type Read = Io<OwnedReadHalf<S>>;
+    type Write = Io<OwnedWriteHalf<S>>;
+
+    fn split(self) -> (Self::Read, Self::Write) {
+        let (read, write) = self.stream.into_split();
+        let tls = self.tls;
+        (Io { stream: read, tls }, Io { stream: write, tls })
     }
 }
 
@@ -134,6 +152,7 @@ impl<D: Driver> pingpong::Runtime for PerThread<D> {
                             tls,
                             TlsServer::accept,
                             echo.clone(),
+                            |writer: Writer<_>| drop(monoio::spawn(writer.run())),
                         )));
                     },
                 )

@@ -7,7 +7,7 @@ use std::thread;
 
 use pingpong::client::{all_connections, connection};
 use pingpong::futures_io::{Compat, Tls, connect_tls};
-use pingpong::server::{accept_loop, serve};
+use pingpong::server::{Writer, accept_loop, serve};
 use pingpong::{Client, ListenerModel, Server};
 use smol::Executor;
 use smol::net::{TcpListener, TcpStream};
@@ -56,7 +56,10 @@ impl pingpong::Runtime for SharedExecutor {
                 async || Compat::nodelay(listener.accept().await?.0),
                 |stream| {
                     let tls = server.tls.clone();
-                    ex.spawn(serve(stream, tls, Tls::accept, echo.clone()))
+                    let spawner = ex.clone();
+                    let spawn_writer =
+                        move |writer: Writer<_>| spawner.spawn(writer.run()).detach();
+                    ex.spawn(serve(stream, tls, Tls::accept, echo.clone(), spawn_writer))
                         .detach();
                 },
             )

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use pingpong::knobs::Settings;
 use pingpong::tls::{Connector, handshake_failed};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadHalf, WriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::runtime::{Builder, Runtime};
 use tokio_rustls::{TlsAcceptor, TlsConnector, TlsStream};
@@ -114,14 +114,16 @@ impl Tls {
     }
 }
 
-impl<S: AsyncRead + AsyncWrite + Unpin> pingpong::Stream for Io<S> {
+impl<S: AsyncRead + Unpin> pingpong::Reads for Io<S> {
     async fn read(&mut self, mut buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
         // read_buf fills the Vec's spare capacity: no zeroing, no allocation.
         buf.clear();
         let read = self.stream.read_buf(&mut buf).await;
         (read, buf)
     }
+}
 
+impl<S: AsyncWrite + Unpin> pingpong::Writes for Io<S> {
     async fn write_all(&mut self, buf: Vec<u8>, len: usize) -> (io::Result<()>, Vec<u8>) {
         // TLS may keep records it could not send yet: flush sends them (a
         // no-op on a TCP socket).
@@ -141,5 +143,18 @@ impl<S: AsyncRead + AsyncWrite + Unpin> pingpong::Stream for Io<S> {
             // close_notify; the peer has gone if it fails.
             let _ = self.stream.shutdown().await;
         }
+    }
+}
+
+/// tokio's split, the one way for TCP and TLS alike: each half takes the
+/// stream for one poll at a time.
+impl<S: AsyncRead + AsyncWrite + Unpin + 'static> pingpong::Split for Io<S> {
+    type Read = Io<ReadHalf<S>>;
+    type Write = Io<WriteHalf<S>>;
+
+    fn split(self) -> (Self::Read, Self::Write) {
+        let (read, write) = tokio::io::split(self.stream);
+        let tls = self.tls;
+        (Io { stream: read, tls }, Io { stream: write, tls })
     }
 }

@@ -33,7 +33,9 @@ impl pingpong::Runtime for WorkStealing {
                 async || Tcp::accept(&listener).await,
                 |stream| {
                     let tls = server.tls.clone();
-                    spawn(serve(stream, tls, Tls::accept, echo.clone()));
+                    spawn(serve(stream, tls, Tls::accept, echo.clone(), |writer| {
+                        spawn(writer.run())
+                    }));
                 },
             )
             .await
