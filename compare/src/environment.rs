@@ -53,6 +53,7 @@ pub fn suite(programs: &BTreeMap<String, PathBuf>, built: bool, profile: &str) -
         binaries,
         locks: BTreeMap::new(),
         valgrind: None,
+        channel: None,
     })
 }
 

@@ -96,6 +96,14 @@ impl Workload {
     pub fn plain(self) -> Self {
         Self { tls: None, ..self }
     }
+
+    /// The same workload in the echo shape.
+    pub fn echo(self) -> Self {
+        Self {
+            shape: Shape::Echo,
+            ..self
+        }
+    }
 }
 
 fn plural(n: u64) -> &'static str {

@@ -367,7 +367,7 @@ fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// The version of `krate` that `package` depends on in a lockfile.
-fn locked_version(lock: &Path, package: &str, krate: &str) -> Result<String> {
+pub(crate) fn locked_version(lock: &Path, package: &str, krate: &str) -> Result<String> {
     let lockfile = Lockfile::load(lock).with_context(|| format!("reading {}", lock.display()))?;
     lockfile
         .packages

@@ -435,6 +435,63 @@ pub fn ratio(base: &Cell, cell: &Cell) -> String {
     })
 }
 
+/// A load in words: "2 threads, 10 connections".
+pub fn load_label(load: Load) -> String {
+    format!(
+        "{} thread{}, {} connection{}",
+        load.threads,
+        plural(load.threads),
+        load.connections,
+        plural(load.connections)
+    )
+}
+
+/// The cell, if it has runs to show.
+pub fn ok(cell: Option<&Cell>) -> Option<&Cell> {
+    cell.filter(|c| c.status == Status::Ok && !c.runs.is_empty())
+}
+
+/// Why a cell has no figure: its status, or "-".
+pub fn unavailable(cell: Option<&Cell>) -> String {
+    match cell {
+        Some(c) if c.status != Status::Ok => c
+            .unavailable
+            .clone()
+            .unwrap_or_else(|| status(c.status).into()),
+        _ => "-".into(),
+    }
+}
+
+/// `view` over `base`, its twin in one other way (plain TCP, the echo
+/// shape): a row per load, a column per implementation, each the ratio of
+/// median MiB/s with its interval.
+pub fn ratios(base: &View, view: &View, title: String) -> Grid {
+    let names = view.implementations();
+    let rows = view
+        .loads
+        .iter()
+        .map(|&load| {
+            let mut row = vec![Entry::plain(load_label(load))];
+            row.extend(names.iter().map(|name| {
+                let cell = view.cell(load, name);
+                let text = match (ok(base.cell(load, name)), ok(cell)) {
+                    (Some(b), Some(c)) => ratio(b, c),
+                    _ => unavailable(cell),
+                };
+                Entry::plain(text)
+            }));
+            row
+        })
+        .collect();
+    Grid {
+        title,
+        header: std::iter::once("load".to_string())
+            .chain(names.iter().cloned())
+            .collect(),
+        rows,
+    }
+}
+
 fn ok_figure(cell: &Cell) -> bool {
     cell.status == Status::Ok && cell.mib_per_s.is_some()
 }

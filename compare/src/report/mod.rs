@@ -14,6 +14,7 @@ mod json;
 mod markdown;
 mod open_loop;
 mod sections;
+mod shapes;
 mod svg;
 pub mod terminal;
 mod tls;

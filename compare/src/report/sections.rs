@@ -2,7 +2,7 @@
 //! them: the sections of tables, and the notes that explain their marks.
 
 use super::grid::{DETAIL_LEGEND, Grid, View, plural, status};
-use super::{arrivals, cost, open_loop, tls, trend};
+use super::{arrivals, cost, open_loop, shapes, tls, trend};
 use crate::results::{Results, Status};
 
 /// The report's sections in order, every workload's tables in each: heading and tables.
@@ -30,6 +30,10 @@ pub fn report_sections(views: &[View], reference: &str) -> Vec<(String, Vec<Grid
         (
             "TLS against plain TCP".into(),
             results.map(tls::tables).unwrap_or_default(),
+        ),
+        (
+            "Shapes against the echo".into(),
+            results.map(shapes::tables).unwrap_or_default(),
         ),
         ("Every figure, load by load".into(), all(&|v| v.details())),
         ("Cost per block".into(), all(&|v| cost::tables(v))),
@@ -162,6 +166,10 @@ pub fn notes(results: &Results, details: bool) -> Vec<String> {
     if let Some(settings) = tls::settings(results) {
         notes.push(settings);
         notes.push(tls::LEGEND.into());
+    }
+    if !shapes::tables(results).is_empty() {
+        notes.extend(shapes::channel(results));
+        notes.push(shapes::LEGEND.into());
     }
     for range in &results.config.releases {
         let skipped: Vec<String> = range

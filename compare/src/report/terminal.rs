@@ -1,5 +1,6 @@
 //! The answer in the terminal, as `compare run` prints it last: the muduo
-//! tables, how the connections arrived where that was in question, and
+//! tables (and what TLS and the shapes cost beside them), how the
+//! connections arrived where that was in question, and
 //! what their marks mean. Every other figure is in the report.
 
 use std::fmt::Write;
@@ -8,7 +9,7 @@ use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 
 use super::grid::{Grid, View};
 use super::sections::notes;
-use super::{arrivals, open_loop, tls, trend};
+use super::{arrivals, open_loop, shapes, tls, trend};
 use crate::results::Results;
 
 pub fn render(results: &Results) -> String {
@@ -18,6 +19,7 @@ pub fn render(results: &Results) -> String {
         .into_iter()
         .chain(trend::tables(results))
         .chain(tls::summary(results))
+        .chain(shapes::tables(results))
     {
         let _ = writeln!(out, "\n{}\n{}", grid.title, table(&grid));
     }

@@ -3,10 +3,10 @@
 //! CPU per block on both sides), and handshakes per second, full and
 //! resumed, beside plain TCP connections per second.
 
-use super::grid::{Entry, Grid, View, plural, ratio};
+use super::grid::{Entry, Grid, View, load_label, ok, ratios, unavailable};
 use super::open_loop::runs_median;
 use crate::matrix::{Load, Tls, Workload};
-use crate::results::{Cell, Results, Run, Status};
+use crate::results::{Cell, Results, Run};
 
 /// What the TLS tables' columns mean.
 pub const LEGEND: &str = "TLS tables: TLS/plain = median MiB/s inside TLS over the same \
@@ -42,7 +42,12 @@ pub fn tables(results: &Results) -> Vec<Grid> {
         };
         match tls.workload.churn {
             None => {
-                grids.push(ratios(plain, tls));
+                let title = format!(
+                    "TLS / plaintext ({}): median MiB/s inside TLS over the same \
+                     implementation's plain TCP [95% interval]",
+                    plain.workload.label()
+                );
+                grids.push(ratios(plain, tls, title));
                 grids.extend(tls.loads.iter().map(|&l| costs(plain, tls, l)));
             }
             Some(_) => {
@@ -70,62 +75,6 @@ pub fn summary(results: &Results) -> Vec<Grid> {
 }
 
 const COSTS: &str = "TLS against plain TCP";
-
-fn load_label(load: Load) -> String {
-    format!(
-        "{} thread{}, {} connection{}",
-        load.threads,
-        plural(load.threads),
-        load.connections,
-        plural(load.connections)
-    )
-}
-
-fn ok(cell: Option<&Cell>) -> Option<&Cell> {
-    cell.filter(|c| c.status == Status::Ok && !c.runs.is_empty())
-}
-
-/// TLS over plain: a row per load, a column per implementation.
-fn ratios(plain: &View, tls: &View) -> Grid {
-    let names = tls.implementations();
-    let rows = tls
-        .loads
-        .iter()
-        .map(|&load| {
-            let mut row = vec![Entry::plain(load_label(load))];
-            row.extend(names.iter().map(|name| {
-                let text = match (ok(plain.cell(load, name)), ok(tls.cell(load, name))) {
-                    (Some(p), Some(t)) => ratio(p, t),
-                    (_, t) => unavailable(t),
-                };
-                Entry::plain(text)
-            }));
-            row
-        })
-        .collect();
-    Grid {
-        title: format!(
-            "TLS / plaintext ({}): median MiB/s inside TLS over the same implementation's plain \
-             TCP [95% interval]",
-            plain.workload.label()
-        ),
-        header: std::iter::once("load".to_string())
-            .chain(names.iter().cloned())
-            .collect(),
-        rows,
-    }
-}
-
-/// Why a TLS cell has no figure: its status, or "-".
-fn unavailable(cell: Option<&Cell>) -> String {
-    match cell {
-        Some(c) if c.status != Status::Ok => c
-            .unavailable
-            .clone()
-            .unwrap_or_else(|| super::grid::status(c.status).into()),
-        _ => "-".into(),
-    }
-}
 
 /// The median of `pick` over a cell's runs, as text with `digits`.
 fn of(cell: Option<&Cell>, pick: impl Fn(&Run) -> Option<f64>, digits: usize) -> String {
@@ -157,7 +106,7 @@ fn costs(plain: &View, tls: &View, load: Load) -> Grid {
                     .mib_per_s
                     .zip(p.mib_per_s)
                     .map_or("-".into(), |(t, p)| format!("{:.2}x", t.median / p.median)),
-                (_, t) => unavailable(t),
+                _ => unavailable(t),
             };
             [
                 name.clone(),

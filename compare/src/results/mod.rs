@@ -61,6 +61,11 @@ pub struct Suite {
     /// `valgrind --version`, where runs were counted under callgrind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub valgrind: Option<String>,
+    /// In a run of shapes that hand blocks off: the channel every hand-off
+    /// goes through, as the builds locked it ("async-channel 2.5.0"; more
+    /// than one where isolated builds locked others).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]

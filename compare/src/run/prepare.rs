@@ -2,12 +2,14 @@
 //! of it starts: the machine's limits, the CPUs, the programs (built here),
 //! their hashes, where the servers go, and the results folder.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
+use pingpong::server::CHANNEL;
 
 use crate::binaries;
+use crate::defaults;
 use crate::environment;
 use crate::measure::callgrind::Callgrind;
 use crate::measure::counters::{self, Counters};
@@ -18,6 +20,7 @@ use crate::program::{Program, Programs};
 use crate::remote::{self, Site};
 use crate::results::Results;
 use crate::revision;
+use crate::versions;
 
 /// Where each load's processes run, by thread count.
 pub type Placements = HashMap<usize, Placement>;
@@ -112,6 +115,9 @@ pub fn prepare(plan: &Plan, results: &mut Results, out: &Path, build: &Build) ->
     // saved before the first cell: an unwritable folder fails now, not after minutes.
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     results.suite.locks = keep_locks(&programs, out)?;
+    if results.config.shapes.iter().any(|s| s.hands_off()) {
+        results.suite.channel = channel(&programs, build.bin_dir.is_none());
+    }
     results.save(&crate::results::file::in_folder(out))?;
     let counting = match results.config.cost {
         Some(false) => Err("--no-cost: no cost run was asked for".into()),
@@ -171,6 +177,28 @@ fn keep_locks(programs: &Programs, out: &Path) -> Result<BTreeMap<String, String
         locks.insert(name.clone(), hash);
     }
     Ok(locks)
+}
+
+/// The channel the shapes hand blocks off through, as every build that
+/// runs locked pingpong's: the source tree's lock (where the binaries were
+/// built here) and each isolated build's. None where no lock says.
+fn channel(programs: &Programs, built_here: bool) -> Option<String> {
+    let tree = defaults::source_tree()
+        .filter(|_| built_here)
+        .map(|root| root.join("Cargo.lock"));
+    let isolated = programs.values().filter_map(|p| match p {
+        Program::Binary { lock, .. } => lock.clone(),
+        Program::External(_) | Program::Unbuilt { .. } => None,
+    });
+    let versions: BTreeSet<String> = tree
+        .into_iter()
+        .chain(isolated)
+        .filter_map(|lock| versions::locked_version(&lock, "pingpong", CHANNEL).ok())
+        .collect();
+    (!versions.is_empty()).then(|| {
+        let versions: Vec<String> = versions.into_iter().collect();
+        format!("{CHANNEL} {}", versions.join(", "))
+    })
 }
 
 /// Fails before the first cell when the largest load cannot fit the machine's limits.

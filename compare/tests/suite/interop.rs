@@ -88,6 +88,9 @@ fn every_server_in_every_shape_against_one_client() {
     let results = run_ok("interop-shapes", &args);
     let shapes = [Shape::Split, Shape::Spawn, Shape::Pool];
     assert_eq!(results.config.shapes, shapes);
+    // The hand-offs' channel, as this workspace locked it.
+    let channel = results.suite.channel.as_deref().unwrap_or_default();
+    assert!(channel.starts_with("async-channel 2."), "{channel:?}");
     assert_eq!(
         results.cells.len(),
         implementations().len() * shapes.len() * 2

@@ -12,7 +12,7 @@ mod tasks;
 pub use bytes::before_echo;
 pub use setup::{Echo, Ready, Server, bind};
 pub(crate) use setup::{Event, backlog_in_force};
-pub use shape::{Shape, Task, WORKERS_PER_THREAD};
+pub use shape::{CHANNEL, Shape, Task, WORKERS_PER_THREAD};
 pub use split::Writer;
 pub(crate) use tally::served;
 pub use tasks::{accept_loop, echo, serve};

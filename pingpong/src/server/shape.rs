@@ -73,6 +73,9 @@ impl Shape {
     }
 }
 
+/// The crate of every hand-off's channel, by the name a Cargo.lock gives it.
+pub const CHANNEL: &str = "async-channel";
+
 /// Worker tasks the pool shape runs per executor thread: a few, so that a
 /// worker that waits does not hold up the thread's other blocks.
 pub const WORKERS_PER_THREAD: usize = 4;
