@@ -19,7 +19,7 @@ pub struct Load {
 /// and what the server's connections do with each block (its shape). (In
 /// this order, a run's plain and TLS workloads come side by side, the
 /// handshake scenario's churning ones after them.)
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Workload {
     pub block: usize,
     pub window: usize,
@@ -60,6 +60,13 @@ impl Workload {
         if self.window > 1 {
             label += &format!(", window {}", self.window);
         }
+        label + &self.beyond_block_and_window()
+    }
+
+    /// The rest of its label, after block and window: empty for a plain
+    /// closed-loop echo.
+    pub fn beyond_block_and_window(&self) -> String {
+        let mut label = String::new();
         if let Some(rate) = self.rate {
             label += &format!(", open loop at {rate} blocks/s");
         }

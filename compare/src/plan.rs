@@ -1,7 +1,9 @@
 //! What a run does, resolved from its recorded options: the implementations
 //! and the groups of cells, in the order they run. Repetitions interleave
 //! the implementations within a group (A B C, A B C, ...), so that the
-//! machine's drift over time hits every implementation alike.
+//! machine's drift over time hits every implementation alike; a group holds
+//! every server shape of its workload, so that the shapes interleave too
+//! and each is read against its echo from the same rounds.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,8 +23,8 @@ pub struct Plan {
     /// The one client every cell uses, when fixed.
     pub client: Option<Implementation>,
     /// The groups of cells, in order: every implementation at one load of
-    /// one workload.
-    pub groups: Vec<(Workload, Load)>,
+    /// one workload in each of its shapes.
+    pub groups: Vec<(Vec<Workload>, Load)>,
     /// Repetitions of every cell: exactly, or at least with a precision.
     pub repeat: usize,
     /// Repeat cells until their median is this precise (percent), if set,
@@ -62,10 +64,13 @@ impl Plan {
                 e.name
             );
         }
-        let groups = config
-            .workloads()
+        let groups = shaped(config.workloads())
             .into_iter()
-            .flat_map(|w| config.loads_of(w).into_iter().map(move |l| (w, l)))
+            .flat_map(|shapes| {
+                // The shapes change the server's inside, never the loads.
+                let loads = config.loads_of(shapes[0]);
+                loads.into_iter().map(move |l| (shapes.clone(), l))
+            })
             .collect();
         Ok(Self {
             servers,
@@ -100,14 +105,30 @@ impl Plan {
 
     /// How many repetitions the whole run has at least, and at most.
     pub fn runs(&self) -> (usize, usize) {
-        let cells = self.groups.len() * self.servers.len();
+        let workloads: usize = self.groups.iter().map(|(w, _)| w.len()).sum();
+        let cells = workloads * self.servers.len();
         (cells * self.repeat, cells * self.max_repeat)
     }
 
-    /// How many workloads (block size and window) the run has.
+    /// How many workloads (block size, window, shape, ...) the run has.
     pub fn workloads(&self) -> usize {
-        let mut workloads: Vec<Workload> = self.groups.iter().map(|(w, _)| *w).collect();
+        let mut workloads: Vec<Workload> =
+            self.groups.iter().flat_map(|(w, _)| w.clone()).collect();
+        workloads.sort();
         workloads.dedup();
         workloads.len()
     }
+}
+
+/// The workloads in their order, those that differ only in the server's
+/// shape together.
+fn shaped(workloads: Vec<Workload>) -> Vec<Vec<Workload>> {
+    let mut groups: Vec<Vec<Workload>> = Vec::new();
+    for w in workloads {
+        match groups.iter_mut().find(|g| g[0].echo() == w.echo()) {
+            Some(group) => group.push(w),
+            None => groups.push(vec![w]),
+        }
+    }
+    groups
 }

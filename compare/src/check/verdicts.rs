@@ -13,6 +13,7 @@ use anyhow::{Result, bail};
 use serde::Serialize;
 
 use crate::defaults;
+use crate::matrix::Workload;
 use crate::results::{Cell, Results, Status};
 use crate::stats::{self, Interval, Verdict};
 
@@ -49,7 +50,7 @@ pub struct Comparison {
 pub struct Finding {
     /// The cell, as "tokio, 1 thread, 1000 connections".
     pub cell: String,
-    /// The candidate's implementation, threads, connections and block (for exports).
+    /// The candidate's implementation, load and workload (for exports).
     #[serde(skip)]
     pub key: Key,
     pub metric: Metric,
@@ -135,8 +136,9 @@ pub struct Key {
     pub client: String,
     pub threads: usize,
     pub connections: usize,
-    pub block: usize,
-    pub window: usize,
+    /// Block, window, rate, churn, TLS and the server's shape: cells of
+    /// one load in two workloads are two cells.
+    pub workload: Workload,
 }
 
 impl Key {
@@ -147,18 +149,19 @@ impl Key {
         } else {
             format!(" (client {})", self.client)
         };
-        let window = match self.window {
+        let window = match self.workload.window {
             1 => String::new(),
             w => format!(", window {w}"),
         };
         format!(
-            "{}{client}, {} thread{}, {} connection{}, {} B{window}",
+            "{}{client}, {} thread{}, {} connection{}, {} B{window}{}",
             self.implementation,
             self.threads,
             plural(self.threads),
             self.connections,
             plural(self.connections),
-            self.block
+            self.workload.block,
+            self.workload.beyond_block_and_window()
         )
     }
 }
@@ -187,8 +190,7 @@ fn cell_key(cell: &Cell, with_implementation: bool) -> Key {
         },
         threads: cell.threads,
         connections: cell.connections,
-        block: cell.block,
-        window: cell.window,
+        workload: cell.workload(),
     }
 }
 
@@ -474,13 +476,48 @@ impl Finding {
         } else {
             &self.key.implementation
         };
-        let window = match self.key.window {
+        let w = &self.key.workload;
+        let window = match w.window {
             1 => String::new(),
             w => format!(" {w}w"),
         };
         format!(
-            "{implementation} {}t {}c {}B{window}",
-            self.key.threads, self.key.connections, self.key.block
+            "{implementation} {}t {}c {}B{window}{}",
+            self.key.threads,
+            self.key.connections,
+            w.block,
+            w.beyond_block_and_window()
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pingpong::server::Shape;
+
+    use super::*;
+    use crate::report::tests::fixture;
+
+    #[test]
+    fn cells_of_one_load_in_two_shapes_are_two_cells_to_judge() {
+        let mut results = fixture();
+        let alone = within("", &results, "mio", "tokio").unwrap().baseline.len();
+        let spawned: Vec<Cell> = results
+            .cells
+            .iter()
+            .cloned()
+            .map(|mut c| {
+                c.shape = Shape::Spawn;
+                c
+            })
+            .collect();
+        results.cells.extend(spawned);
+        let sides = within("", &results, "mio", "tokio").unwrap();
+        assert_eq!(sides.baseline.len(), 2 * alone);
+        let spawn = sides
+            .baseline
+            .keys()
+            .find(|k| k.workload.shape == Shape::Spawn);
+        assert!(spawn.unwrap().label().ends_with(", spawn shape"));
     }
 }

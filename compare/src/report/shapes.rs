@@ -75,7 +75,12 @@ mod tests {
             let texts: Vec<&str> = row.iter().map(|e| e.text.as_str()).collect();
             assert_eq!(texts[1], "no tasks to hand blocks to", "{}", texts[0]);
             // Each run at half its echo's: the ratio, with the runs' own spread around it.
-            assert!(texts[2].starts_with("0.50x ["), "{}: {}", texts[0], texts[2]);
+            assert!(
+                texts[2].starts_with("0.50x ["),
+                "{}: {}",
+                texts[0],
+                texts[2]
+            );
             // monoio could not start in the fixture's run: its status, in either shape.
             assert_eq!(texts[3], "io_uring forbidden", "{}", texts[0]);
         }

@@ -489,12 +489,12 @@ fn by_release(view: &View) -> Result<Vec<(String, String, String)>> {
     let mut charts = Vec::new();
     for range in &results.config.releases {
         let names = range.names();
-        for (block, load) in trend::loads(results, &names) {
+        for (workload, load) in trend::loads(results, &names) {
             let points: Vec<(f64, Summary)> = names
                 .iter()
                 .enumerate()
                 .filter_map(|(i, name)| {
-                    let cell = trend::cell(results, name, block, load)?;
+                    let cell = trend::cell(results, name, workload, load)?;
                     // Its 95% interval where the runs give one, else min and max.
                     let s = mib(cell)?;
                     let (min, max) = cell.interval.map_or((s.min, s.max), |i| (i.low, i.high));
@@ -517,12 +517,13 @@ fn by_release(view: &View) -> Result<Vec<(String, String, String)>> {
                 .collect();
             let top = points.iter().map(|(_, s)| s.max).fold(1.0, f64::max) * 1.1;
             let caption = format!(
-                "MiB/s by release of {}, {} thread{}, {} connection{}, block {block} bytes",
+                "MiB/s by release of {}, {} thread{}, {} connection{}, {}",
                 range.krate,
                 load.threads,
                 plural(load.threads),
                 load.connections,
-                plural(load.connections)
+                plural(load.connections),
+                workload.label()
             );
             let marks = ["points: median of the runs", "whiskers: its interval"];
             let svg = chart_of(view, std::slice::from_ref(&range.spec), marks, |plot| {
@@ -560,8 +561,13 @@ fn by_release(view: &View) -> Result<Vec<(String, String, String)>> {
                     .map_err(draw)?;
                 Ok(())
             })?;
+            // The run's other workloads, where it has several, in the name too.
+            let workload_part = match view.several {
+                true => workload.slug(),
+                false => format!("-{}B", workload.block),
+            };
             let file = format!(
-                "releases-{}-{}t-{}c-{block}B.svg",
+                "releases-{}-{}t-{}c{workload_part}.svg",
                 range.krate, load.threads, load.connections
             );
             charts.push((file, caption, svg));

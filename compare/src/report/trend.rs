@@ -10,7 +10,7 @@ use super::open_loop::runs_median;
 use crate::check::verdicts::{Finding, Thresholds, badness, judge, within};
 use crate::defaults;
 use crate::implementation::{Spec, Versions};
-use crate::matrix::Load;
+use crate::matrix::{Load, Workload};
 use crate::results::{Cell, Results, Status};
 use crate::stats::Verdict;
 
@@ -22,22 +22,27 @@ pub struct Step {
     pub finding: Finding,
 }
 
-/// The block sizes and loads the releases `names` ran at, in order.
-pub fn loads(results: &Results, names: &[String]) -> BTreeSet<(usize, Load)> {
+/// The workloads and loads the releases `names` ran at, in order.
+pub fn loads(results: &Results, names: &[String]) -> BTreeSet<(Workload, Load)> {
     results
         .cells
         .iter()
         .filter(|c| names.contains(&c.implementation))
-        .map(|c| (c.block, c.load()))
+        .map(|c| (c.workload(), c.load()))
         .collect()
 }
 
-/// The cell of release `name` at a block size and load.
-pub fn cell<'a>(results: &'a Results, name: &str, block: usize, load: Load) -> Option<&'a Cell> {
+/// The cell of release `name` in a workload at a load.
+pub fn cell<'a>(
+    results: &'a Results,
+    name: &str,
+    workload: Workload,
+    load: Load,
+) -> Option<&'a Cell> {
     results
         .cells
         .iter()
-        .find(|c| c.implementation == name && (c.block, c.load()) == (block, load))
+        .find(|c| c.implementation == name && (c.workload(), c.load()) == (workload, load))
 }
 
 /// Every step of every range that clears the noise, worst first.
@@ -81,18 +86,19 @@ pub fn tables(results: &Results) -> Vec<Grid> {
     let steps = steps(results);
     for range in &results.config.releases {
         let names = range.names();
-        for (block, load) in loads(results, &names) {
-            let cell = |name: &str| cell(results, name, block, load);
+        for (workload, load) in loads(results, &names) {
+            let cell = |name: &str| cell(results, name, workload, load);
             grids.push(Grid {
                 title: format!(
-                    "Releases of {}, {} thread{}, {} connection{}, block {block} bytes: MiB/s, \
-                     p99 round trip, server CPU per block, and the step from the release before \
-                     where it clears the noise",
+                    "Releases of {}, {} thread{}, {} connection{}, {}: MiB/s, p99 round trip, \
+                     server CPU per block, and the step from the release before where it clears \
+                     the noise",
                     range.krate,
                     load.threads,
                     plural(load.threads),
                     load.connections,
                     plural(load.connections),
+                    workload.label(),
                 ),
                 header: ["release", "MiB/s", "p99 us", "server us/block", "step"]
                     .map(String::from)
@@ -103,7 +109,7 @@ pub fn tables(results: &Results) -> Vec<Grid> {
                     .map(|(i, name)| {
                         let step = match i {
                             0 => String::new(),
-                            _ => step_text(&steps, &names[i - 1], name, block, load),
+                            _ => step_text(&steps, &names[i - 1], name, workload, load),
                         };
                         row(name, cell(name), step)
                     })
@@ -181,14 +187,14 @@ fn row(name: &str, cell: Option<&Cell>, step: String) -> Vec<Entry> {
     .into()
 }
 
-/// The steps from `before` to `after` at one load, as one line.
-fn step_text(steps: &[Step], before: &str, after: &str, block: usize, load: Load) -> String {
+/// The steps from `before` to `after` in one workload at one load, as one line.
+fn step_text(steps: &[Step], before: &str, after: &str, workload: Workload, load: Load) -> String {
     let found: Vec<String> = steps
         .iter()
         .filter(|s| s.before == before && s.after == after)
         .filter(|s| {
             let k = &s.finding.key;
-            (k.block, k.threads, k.connections) == (block, load.threads, load.connections)
+            (k.workload, k.threads, k.connections) == (workload, load.threads, load.connections)
         })
         .map(|s| {
             format!(

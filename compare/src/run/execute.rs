@@ -39,9 +39,9 @@ pub struct Execution<'a> {
     pub counting: &'a Result<(), String>,
 }
 
-/// The cells of one group: every implementation at one load of one workload.
+/// The cells of one group: every implementation at one load of one
+/// workload, in each of its server shapes.
 struct Group<'a> {
-    workload: Workload,
     load: Load,
     placement: &'a Placement,
     cells: Vec<usize>,
@@ -105,8 +105,8 @@ impl<'a> Loop<'a> {
     fn all(&mut self) -> Result<bool> {
         let plan = self.execution.plan;
         let mut budget = plan.budget;
-        for (done, &(workload, load)) in plan.groups.iter().enumerate() {
-            let group = self.group(workload, load);
+        for (done, (workloads, load)) in plan.groups.iter().enumerate() {
+            let group = self.group(workloads, *load);
             for repetition in 1..=plan.repeat {
                 let due = group.due(self.results, |cell| cell.runs.len() < repetition);
                 if self.round(&group, &due)? {
@@ -130,28 +130,27 @@ impl<'a> Loop<'a> {
         Ok(false)
     }
 
-    /// The cells of every implementation at `load` of `workload`, made
-    /// where the results do not hold them yet.
-    fn group(&mut self, workload: Workload, load: Load) -> Group<'a> {
+    /// The cells of every implementation at `load` of each of `workloads`
+    /// (its shapes), an implementation's shapes side by side, made where the
+    /// results do not hold them yet.
+    fn group(&mut self, workloads: &[Workload], load: Load) -> Group<'a> {
         let execution = self.execution;
         let (plan, programs) = (execution.plan, execution.programs);
         let placement = &execution.placements[&load.threads];
-        let cells = plan
-            .servers
-            .iter()
-            .map(|server| {
-                let client = plan.client_of(server);
-                self.results.cell_index(
+        let mut cells = Vec::new();
+        for server in &plan.servers {
+            let client = plan.client_of(server);
+            for &workload in workloads {
+                cells.push(self.results.cell_index(
                     (server, programs[&server.name()].version()),
                     (client, programs[&client.name()].version()),
                     load,
                     workload,
                     placement,
-                )
-            })
-            .collect();
+                ));
+            }
+        }
         Group {
-            workload,
             load,
             placement,
             cells,
@@ -217,7 +216,7 @@ impl<'a> Loop<'a> {
             match measured {
                 Ok(m) if m.server_cost.is_some() || m.client_cost.is_some() => {
                     let absent = m.cost_absent.clone();
-                    match m.into_run(self.order, group.workload.block) {
+                    match m.into_run(self.order, cell.block) {
                         Ok(run) => {
                             self.progress.finished(&format!("{what}  {}", brief(&run)));
                             cell.set_cost_run(run, execution.plan.noisy_percent);
@@ -267,11 +266,11 @@ impl<'a> Loop<'a> {
             self.progress.start(&what);
             self.order += 1;
             let job = execution.job(results, i, group, false);
-            let order = self.order;
+            let (order, block) = (self.order, cell.block);
             let outcome = self
                 .measure
                 .measure(&job)
-                .and_then(|m| m.into_run(order, group.workload.block).map_err(Into::into));
+                .and_then(|m| m.into_run(order, block).map_err(Into::into));
             if execution.interrupt.raised() {
                 // Killed by the interrupt: not a fault of the implementation.
                 return Ok(true);
@@ -306,7 +305,7 @@ impl Execution<'_> {
     fn label(&self, cell: &Cell, group: &Group) -> String {
         let workload = match self.plan.workloads() {
             1 => String::new(),
-            _ => format!("{}, ", group.workload.label()),
+            _ => format!("{}, ", cell.workload().label()),
         };
         format!(
             "{workload}{:>2} threads {:>5} connections  {:<12}",
@@ -321,7 +320,7 @@ impl Execution<'_> {
             server: &self.programs[&cell.implementation],
             client: &self.programs[&cell.client],
             load: group.load,
-            workload: group.workload,
+            workload: cell.workload(),
             work: config.work,
             warmup: Duration::from_secs_f64(config.warmup),
             seconds: Duration::from_secs_f64(config.seconds),
@@ -361,6 +360,7 @@ mod tests {
     use std::path::PathBuf;
 
     use anyhow::anyhow;
+    use pingpong::server::Shape;
     use pingpong::wire::ClientResult;
 
     use super::*;
@@ -377,6 +377,8 @@ mod tests {
     /// order of the call, or what `answers` says for an implementation.
     struct Mock {
         calls: Vec<(String, Load)>,
+        /// The server shape of each call.
+        shapes: Vec<Shape>,
         answers: HashMap<String, Answer>,
         /// Raised on the call with this number (1-based), as Ctrl-C would be.
         interrupt_at: Option<(usize, Interrupt)>,
@@ -385,6 +387,7 @@ mod tests {
     fn mock() -> Mock {
         Mock {
             calls: Vec::new(),
+            shapes: Vec::new(),
             answers: HashMap::new(),
             interrupt_at: None,
         }
@@ -444,6 +447,7 @@ mod tests {
                 return Ok(m);
             }
             self.calls.push((name.clone(), job.load));
+            self.shapes.push(job.workload.shape);
             if let Some((at, interrupt)) = &self.interrupt_at
                 && *at == self.calls.len()
             {
@@ -610,6 +614,30 @@ mod tests {
         assert_eq!(orders(&r, "smol"), [3, 6]);
         // The figure is the median of the runs: the 1st and 4th call moved 1 and 4 MiB.
         assert_eq!(r.cells[0].mib_per_s.unwrap().median, 2.5);
+    }
+
+    #[test]
+    fn an_implementation_s_shapes_run_side_by_side_in_every_round() {
+        let mut config = config(&["tokio", "mio"], cross(&[1], &[1]), 2);
+        config.shapes = vec![Shape::Echo, Shape::Spawn];
+        let mut r = Results::new(config);
+        let mut measure = mock();
+        execute(&mut r, &mut measure, &Interrupt::default());
+        let called: Vec<(&str, Shape)> = measure
+            .calls
+            .iter()
+            .zip(&measure.shapes)
+            .map(|((n, _), &s)| (n.as_str(), s))
+            .collect();
+        let round = [
+            ("tokio", Shape::Echo),
+            ("tokio", Shape::Spawn),
+            ("mio", Shape::Echo),
+            ("mio", Shape::Spawn),
+        ];
+        assert_eq!(called, [round, round].concat());
+        assert_eq!(r.cells.len(), 4);
+        assert!(r.cells.iter().all(|c| c.runs.len() == 2));
     }
 
     #[test]
