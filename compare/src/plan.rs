@@ -2,8 +2,9 @@
 //! and the groups of cells, in the order they run. Repetitions interleave
 //! the implementations within a group (A B C, A B C, ...), so that the
 //! machine's drift over time hits every implementation alike; a group holds
-//! every server shape of its workload, so that the shapes interleave too
-//! and each is read against its echo from the same rounds.
+//! its workload over plain TCP and inside TLS, in every server shape, so
+//! that those interleave too and each is read against its plain echo twin
+//! from the same rounds.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,7 +24,7 @@ pub struct Plan {
     /// The one client every cell uses, when fixed.
     pub client: Option<Implementation>,
     /// The groups of cells, in order: every implementation at one load of
-    /// one workload in each of its shapes.
+    /// one workload, plain and inside TLS, in each of its shapes.
     pub groups: Vec<(Vec<Workload>, Load)>,
     /// Repetitions of every cell: exactly, or at least with a precision.
     pub repeat: usize,
@@ -64,12 +65,12 @@ impl Plan {
                 e.name
             );
         }
-        let groups = shaped(config.workloads())
+        let groups = side_by_side(config.workloads())
             .into_iter()
-            .flat_map(|shapes| {
-                // The shapes change the server's inside, never the loads.
-                let loads = config.loads_of(shapes[0]);
-                loads.into_iter().map(move |l| (shapes.clone(), l))
+            .flat_map(|twins| {
+                // TLS and the shapes change what a connection does, never the loads.
+                let loads = config.loads_of(twins[0]);
+                loads.into_iter().map(move |l| (twins.clone(), l))
             })
             .collect();
         Ok(Self {
@@ -120,15 +121,44 @@ impl Plan {
     }
 }
 
-/// The workloads in their order, those that differ only in the server's
-/// shape together.
-fn shaped(workloads: Vec<Workload>) -> Vec<Vec<Workload>> {
+/// The workloads in their order, those that differ only in TLS or in the
+/// server's shape together.
+fn side_by_side(workloads: Vec<Workload>) -> Vec<Vec<Workload>> {
+    let twin = |w: Workload| w.echo().plain();
     let mut groups: Vec<Vec<Workload>> = Vec::new();
     for w in workloads {
-        match groups.iter_mut().find(|g| g[0].echo() == w.echo()) {
+        match groups.iter_mut().find(|g| twin(g[0]) == twin(w)) {
             Some(group) => group.push(w),
             None => groups.push(vec![w]),
         }
     }
     groups
+}
+
+#[cfg(test)]
+mod tests {
+    use pingpong::server::Shape;
+
+    use super::*;
+    use crate::matrix::Tls;
+
+    #[test]
+    fn twins_in_tls_and_shape_run_side_by_side_and_other_blocks_apart() {
+        let w = |block, tls, shape| Workload {
+            block,
+            window: 1,
+            tls,
+            shape,
+            ..Workload::default()
+        };
+        let (plain, spawn) = (w(16384, None, Shape::Echo), w(16384, None, Shape::Spawn));
+        let (small, tls) = (
+            w(4096, None, Shape::Echo),
+            w(16384, Some(Tls::Full), Shape::Echo),
+        );
+        assert_eq!(
+            side_by_side(vec![plain, spawn, small, tls]),
+            [vec![plain, spawn, tls], vec![small]]
+        );
+    }
 }

@@ -40,7 +40,7 @@ pub struct Execution<'a> {
 }
 
 /// The cells of one group: every implementation at one load of one
-/// workload, in each of its server shapes.
+/// workload, plain and inside TLS, in each of its server shapes.
 struct Group<'a> {
     load: Load,
     placement: &'a Placement,
@@ -131,8 +131,8 @@ impl<'a> Loop<'a> {
     }
 
     /// The cells of every implementation at `load` of each of `workloads`
-    /// (its shapes), an implementation's shapes side by side, made where the
-    /// results do not hold them yet.
+    /// (plain and TLS, its shapes), an implementation's side by side, made
+    /// where the results do not hold them yet.
     fn group(&mut self, workloads: &[Workload], load: Load) -> Group<'a> {
         let execution = self.execution;
         let (plan, programs) = (execution.plan, execution.programs);
