@@ -57,7 +57,13 @@ fn the_open_loop_times_blocks_from_when_due_and_marks_a_rate_not_sustained() {
             // The generator waits between due times this far apart.
             assert!(open.timer.count > 0, "{name}: never woke for a due time");
         }
-        assert_eq!(cell.not_sustained().is_some(), rate == IMPOSSIBLE, "{name}");
+        // Whether 2,000 a second is sustained is the clock's to say (a block
+        // due in a 0.2 s window's last round trip cannot come back inside
+        // it): the verdict's rule is unit-tested; here, only the impossible
+        // rate's, which no machine can sustain.
+        if rate == IMPOSSIBLE {
+            assert!(cell.not_sustained().is_some(), "{name}");
+        }
     }
     let report = std::fs::read_to_string(folder("open-loop").join("report.md")).unwrap();
     let row = report
