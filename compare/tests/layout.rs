@@ -1,6 +1,7 @@
 //! The layout the README promises: no import circles in any crate of the
 //! workspace, and every runtime crate's binaries named in compare's list of
-//! adapters (so that a new runtime cannot be forgotten by the suite).
+//! adapters (so that a new runtime cannot be forgotten by the suite), and
+//! committed reports light enough for every clone to carry.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -555,5 +556,41 @@ fn no_layer_of_compare_uses_one_above_it() {
         report.is_empty(),
         "a layer uses one above it (move the item down, or the user up):\n{}",
         report.join("\n")
+    );
+}
+
+#[test]
+fn the_committed_reports_stay_light() {
+    // Every clone carries them: no file over 5 MB (a bigger results file is
+    // kept in parts) and reports/ under 25 MB. Only what git tracks counts:
+    // `compare report` renders the rest beside them.
+    let root = workspace();
+    let listed = std::process::Command::new("git")
+        .args(["ls-files", "-z", "reports"])
+        .current_dir(&root)
+        .output()
+        .expect("git runs");
+    assert!(listed.status.success(), "git ls-files: {listed:?}");
+    let mut total = 0;
+    let mut heavy = Vec::new();
+    for name in listed.stdout.split(|&b| b == 0).filter(|n| !n.is_empty()) {
+        let name = String::from_utf8_lossy(name).into_owned();
+        // A file deleted in the work tree but not yet in the index weighs nothing.
+        let Ok(meta) = fs::metadata(root.join(&name)) else {
+            continue;
+        };
+        total += meta.len();
+        if meta.len() > 5_000_000 {
+            heavy.push(format!("{name}: {} bytes", meta.len()));
+        }
+    }
+    assert!(
+        total > 1_000_000,
+        "reports/ holds {total} bytes: none found?"
+    );
+    assert!(heavy.is_empty(), "files over 5 MB:\n{}", heavy.join("\n"));
+    assert!(
+        total < 25_000_000,
+        "reports/ weighs {total} bytes, over 25 MB: slim a results file (reports/README.md says how)"
     );
 }

@@ -106,7 +106,7 @@ impl Rtt {
             p99_us: us(0.99),
             p999_us: us(0.999),
             max_us: h.max() as f64 / 1000.0,
-            histogram: encoded,
+            histogram: Some(encoded),
         })
     }
 }

@@ -675,7 +675,8 @@ pub struct Counted {
 }
 
 /// Round-trip time percentiles of one run, in microseconds, and the
-/// histogram they come from.
+/// histogram they come from (absent where a published report left it out
+/// to stay light: its tables and charts need only the percentiles).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Rtt {
     /// Round trips recorded (blocks that came back inside the window).
@@ -687,8 +688,9 @@ pub struct Rtt {
     pub p99_us: f64,
     pub p999_us: f64,
     pub max_us: f64,
-    /// Nanoseconds, HdrHistogram V2 encoding, base64.
-    pub histogram: String,
+    /// Nanoseconds, HdrHistogram V2 deflate encoding, base64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
