@@ -14,10 +14,11 @@ use crate::adapters::ADAPTERS;
 use crate::cli::{BisectArgs, CheckArgs, Cli, Command, Precision, ReportArgs, RunArgs};
 use crate::external::External;
 use crate::implementation::{Implementation, Spec, Versions, split_list};
+use crate::matrix::Load;
 use crate::results::{Config, ReleaseRange, Skipped, TlsSettings};
 use crate::revision::{self, Source};
 use crate::shell::shell_words;
-use crate::{bisect, check, defaults, matrix, releases, remote, report, run};
+use crate::{bisect, check, defaults, matrix, placement, releases, remote, report, run};
 
 pub fn run(args: RunArgs) -> Result<run::Options> {
     let start = match args.resume {
@@ -117,7 +118,7 @@ fn config(args: &RunArgs) -> Result<Config> {
         false => Some(open_loop_client(args, client)?),
     };
     let loads = match (&args.threads[..], &args.connections[..]) {
-        ([], []) => args.matrix.loads(),
+        ([], []) => matrix_loads(args)?,
         ([], connections) => matrix::cross(&[1], connections),
         (threads, []) => matrix::cross(threads, &[100, 1000]),
         (threads, connections) => matrix::cross(threads, connections),
@@ -218,6 +219,38 @@ fn config(args: &RunArgs) -> Result<Config> {
             args.remote_bin_dir.as_deref(),
         ),
     })
+}
+
+/// The loads of `--matrix`, for the CPUs here unless the server runs
+/// elsewhere, and a note of those this machine left out.
+fn matrix_loads(args: &RunArgs) -> Result<Vec<Load>> {
+    let cpus = match args.server.is_some() || args.remote.is_some() {
+        true => None,
+        false => Some(placement::available_cpus()?.len()),
+    };
+    let loads = args.matrix.loads(cpus);
+    let mut left_out: Vec<usize> = args
+        .matrix
+        .loads(None)
+        .iter()
+        .filter(|l| !loads.contains(l))
+        .map(|l| l.threads)
+        .collect();
+    left_out.sort();
+    left_out.dedup();
+    let mut left_out: Vec<String> = left_out.iter().map(usize::to_string).collect();
+    if let (Some(last), Some(cpus)) = (left_out.pop(), cpus) {
+        let threads = match left_out.is_empty() {
+            true => last,
+            false => format!("{} and {last}", left_out.join(", ")),
+        };
+        eprintln!(
+            "note: {cpus} CPUs here: the quick matrix leaves out {threads} threads (more threads \
+             than CPUs measure the machine's time slicing more than a runtime); --threads or \
+             --matrix muduo runs them"
+        );
+    }
+    Ok(loads)
 }
 
 /// The releases of `NAME@A..B`, if `spec` is a range: every one cargo's
