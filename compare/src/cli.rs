@@ -183,7 +183,8 @@ pub struct RunArgs {
     /// The loads where neither --connections nor --threads names them:
     /// quick (the muduo article's matrix less its 10,000-connection load,
     /// which a 2-core machine cannot also repeat to the default precision
-    /// within 15 minutes) or muduo (the article's whole matrix).
+    /// within 15 minutes, and less the thread counts over this machine's
+    /// CPUs where the server runs here) or muduo (the article's whole matrix).
     #[arg(long, default_value = "quick", value_parser = one_of::<matrix::Matrix>(), conflicts_with_all = ["connections", "threads"])]
     pub matrix: matrix::Matrix,
     /// Connection counts; with --threads, the matrix is their cross product

@@ -65,8 +65,9 @@ pub fn run(options: Options) -> Result<Outcome> {
             "; up to {most} runs while cells are short of +-{percent}% ({} repetitions each at \
              most{})",
             plan.max_repeat,
+            // The default half minute read "0 min" when rounded.
             plan.budget.map_or(String::new(), |b| format!(
-                ", {:.0} min beyond the first rounds",
+                ", {} min beyond the first rounds",
                 b.as_secs_f64() / 60.0
             ))
         ),
