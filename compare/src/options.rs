@@ -222,27 +222,27 @@ fn config(args: &RunArgs) -> Result<Config> {
 }
 
 /// The loads of `--matrix`, for the CPUs here unless the server runs
-/// elsewhere, and a note of those this machine left out.
+/// elsewhere; a note names the thread counts this machine left out.
 fn matrix_loads(args: &RunArgs) -> Result<Vec<Load>> {
-    let cpus = match args.server.is_some() || args.remote.is_some() {
-        true => None,
-        false => Some(placement::available_cpus()?.len()),
-    };
-    let loads = args.matrix.loads(cpus);
-    let mut left_out: Vec<usize> = args
+    if args.server.is_some() || args.remote.is_some() {
+        return Ok(args.matrix.loads(None));
+    }
+    let cpus = placement::available_cpus()?.len();
+    let loads = args.matrix.loads(Some(cpus));
+    let mut threads: Vec<usize> = args
         .matrix
         .loads(None)
         .iter()
         .filter(|l| !loads.contains(l))
         .map(|l| l.threads)
         .collect();
-    left_out.sort();
-    left_out.dedup();
-    let mut left_out: Vec<String> = left_out.iter().map(usize::to_string).collect();
-    if let (Some(last), Some(cpus)) = (left_out.pop(), cpus) {
-        let threads = match left_out.is_empty() {
-            true => last,
-            false => format!("{} and {last}", left_out.join(", ")),
+    threads.sort();
+    threads.dedup();
+    let left_out: Vec<String> = threads.iter().map(usize::to_string).collect();
+    if let Some((last, rest)) = left_out.split_last() {
+        let threads = match rest {
+            [] => last.clone(),
+            _ => format!("{} and {last}", rest.join(", ")),
         };
         eprintln!(
             "note: {cpus} CPUs here: the quick matrix leaves out {threads} threads (more threads \
