@@ -56,10 +56,11 @@ else
     fi
 fi
 rounds=$(jq '.cells[0].runs | length' "$out/results.json")
-# The verdict lines of one check: "figure<TAB>verdict<TAB>change".
+# The verdict lines of one check: "figure<TAB>verdict<TAB>change" (columns 2,
+# 8 and 5 of its markdown table).
 verdicts() {
     "$compare" check "$1" --baseline mio --candidate "$candidate" --format markdown |
-        awk -F' [|] ' '/^\| mio@/ { sub(/ \|$/, "", $7); print $2 "\t" $7 "\t" $5 }'
+        awk -F' [|] ' '/^\| mio@/ { sub(/ \|$/, "", $8); print $2 "\t" $8 "\t" $5 }'
 }
 verdicts "$out" >"$out/all.tsv" || true
 echo "| slow | figure | change over all $rounds rounds | rounds per trial | trials | regressed | improved |"

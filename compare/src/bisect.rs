@@ -448,6 +448,8 @@ fn run(options: &Options, start: run::Start) -> Result<()> {
         quiet: true,
         bin_dir: None,
         profile: options.profile.clone(),
+        // A step is an experiment of the bisect's, in its folder alone.
+        history: None,
     })
     .with_context(|| format!("the run in {}", dir.display()))?;
     // A failed cell is judged below: its verdict says it has no figure.

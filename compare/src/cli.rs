@@ -49,6 +49,35 @@ pub enum Command {
     /// a good release's: a binary search over the releases between GOOD
     /// and BAD, each step a run paired with GOOD and check's verdict.
     Bisect(BisectArgs),
+    /// The history of runs: every finished run is appended to it; import
+    /// results folders made before, or list what it holds.
+    History(HistoryArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    #[command(subcommand)]
+    pub command: HistoryCommand,
+    /// The history file.
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        default_value = "results/history.sqlite"
+    )]
+    pub history: PathBuf,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HistoryCommand {
+    /// Appends the runs of these results folders (or files), and of every
+    /// folder under them that holds one; a run it has is replaced.
+    Import {
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+    },
+    /// The runs it holds, oldest first.
+    List,
 }
 
 #[derive(Debug, Args)]
@@ -127,6 +156,12 @@ pub struct CheckArgs {
     /// the candidate's throughput).
     #[arg(long, default_value = "table", value_parser = one_of::<check::Format>())]
     pub format: check::Format,
+    /// Between two runs, judge each timed figure by the noise of its
+    /// cell's past runs on the candidate's machine, where this history
+    /// holds enough of them, or none (default: history.sqlite beside the
+    /// candidate's folder, where there is one).
+    #[arg(long, value_name = "FILE|none")]
+    pub history: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -294,6 +329,11 @@ pub struct RunArgs {
     /// Folder for results.json (default: results/<UTC timestamp>).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// The history the finished run is appended to, or none (default:
+    /// history.sqlite beside the run's folder, results/history.sqlite for
+    /// the default folder).
+    #[arg(long, value_name = "FILE|none", env = defaults::HISTORY_ENV)]
+    pub history: Option<PathBuf>,
     /// Continue the interrupted run in this folder with its own options,
     /// skipping the runs its results.json already holds.
     #[arg(long, conflicts_with_all = [

@@ -56,6 +56,15 @@ pub const FEWEST_TIMED_RUNS: usize = 6;
 /// The same for counted figures, which move by well under their threshold
 /// between runs (none of 10 such A/A trials of three runs raised an alarm).
 pub const FEWEST_COUNTED_RUNS: usize = 3;
+/// Sets `compare run --history`: the tests' runs keep none.
+pub const HISTORY_ENV: &str = "COMPARE_HISTORY";
+/// The fewest past runs of a cell on one machine from which `compare check`
+/// learns its noise threshold (five changes between consecutive runs);
+/// with fewer, the default threshold decides.
+pub const HISTORY_FEWEST_RUNS: usize = 6;
+/// The least threshold a history teaches, in percent: a quiet history
+/// does not make every wobble a verdict.
+pub const HISTORY_FLOOR_PERCENT: f64 = 1.0;
 /// Confidence of `compare check`'s intervals.
 pub const CONFIDENCE: f64 = 0.95;
 /// The implementation relative tables divide by, when the run has it.

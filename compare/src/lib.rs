@@ -5,7 +5,7 @@
 //! - the command line ([`cli`]) and the options it becomes ([`options`]);
 //! - the commands: [`run`] (plan, prepare, execute, finish), [`bisect`],
 //!   [`list`];
-//! - the readers of results: [`report`], [`check`];
+//! - the readers of results: [`report`], [`check`], [`history`];
 //! - one repetition and the plan of a run: [`plan`], [`repetition`] (what
 //!   the loop asks of a [`repetition::Measure`]; real: [`pair`], over
 //!   [`child`]), [`progress`];
@@ -28,6 +28,7 @@ pub mod cli;
 pub mod defaults;
 pub mod environment;
 pub mod external;
+pub mod history;
 pub mod implementation;
 pub mod list;
 pub mod matrix;

@@ -3,8 +3,9 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use compare::cli::{Cli, Command};
-use compare::{bisect, check, list, options, report, run};
+use compare::cli::{Cli, Command, HistoryCommand};
+use compare::history::History;
+use compare::{bisect, check, history, list, options, report, run};
 
 fn main() -> ExitCode {
     let outcome = match Cli::parse().command {
@@ -21,6 +22,15 @@ fn main() -> ExitCode {
         Command::Bisect(args) => options::bisect(args)
             .and_then(|o| bisect::bisect(&o))
             .map(|_| 0),
+        Command::History(args) => History::open(&args.history).and_then(|mut h| {
+            match args.command {
+                HistoryCommand::Import { dirs } => {
+                    history::import::folders(&mut h, &dirs, |line| println!("{line}"))?
+                }
+                HistoryCommand::List => print!("{}", history::list(&h)?),
+            }
+            Ok(0)
+        }),
         Command::Report(args) => {
             options::report(args)
                 .and_then(|o| report::report(&o))

@@ -18,17 +18,21 @@ use crate::matrix::Load;
 use crate::results::{Config, ReleaseRange, Skipped, TlsSettings};
 use crate::revision::{self, Source};
 use crate::shell::shell_words;
-use crate::{bisect, check, defaults, matrix, placement, releases, remote, report, run};
+use crate::{bisect, check, defaults, history, matrix, placement, releases, remote, report, run};
 
 pub fn run(args: RunArgs) -> Result<run::Options> {
     let start = match args.resume {
-        Some(dir) => run::Start::Resume(dir),
+        Some(ref dir) => run::Start::Resume(dir.clone()),
         None => run::Start::Fresh {
             config: Box::new(config(&args)?),
             out: args.out.clone().unwrap_or_else(default_out),
         },
     };
+    let out = match &start {
+        run::Start::Fresh { out, .. } | run::Start::Resume(out) => out,
+    };
     Ok(run::Options {
+        history: history(args.history, || Some(history::beside(out))),
         start,
         quiet: args.quiet,
         bin_dir: args.bin_dir,
@@ -340,6 +344,15 @@ fn open_loop_client(args: &RunArgs, asked: Option<Implementation>) -> Result<Imp
     Implementation::parse(generator, &[])
 }
 
+/// `--history FILE|none`: the file, none, or where it is not given the default.
+fn history(arg: Option<PathBuf>, default: impl FnOnce() -> Option<PathBuf>) -> Option<PathBuf> {
+    match arg {
+        Some(file) if file.as_os_str() == "none" => None,
+        Some(file) => Some(file),
+        None => default(),
+    }
+}
+
 /// `results/<UTC timestamp>`, numbered when taken.
 fn default_out() -> PathBuf {
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
@@ -411,7 +424,17 @@ pub fn check(args: CheckArgs) -> Result<check::Options> {
         ),
         _ => bail!("give one or two results files"),
     };
+    // The candidate's machine's history, where the two runs have one.
+    let candidate = crate::results::file::named(&args.results[args.results.len() - 1]);
+    let beside = history::beside(candidate.parent().unwrap_or(Path::new(".")));
+    let history = history(args.history, || {
+        (pair.is_none() && beside.exists()).then_some(beside)
+    });
+    if history.is_some() && pair.is_some() {
+        bail!("--history judges two runs; inside one run the sides are paired round by round");
+    }
     Ok(check::Options {
+        history,
         results: args.results,
         pair,
         threshold: args.threshold.map(|t| t / 100.0),

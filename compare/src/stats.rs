@@ -130,6 +130,25 @@ fn central(mut draws: Vec<f64>, confidence: f64) -> (f64, f64) {
     (at(tail), at(1.0 - tail))
 }
 
+/// The upper interquartile fence, Q3 + 1.5 (Q3 - Q1), with quartiles
+/// interpolated between order statistics: beyond it lies an outlier (Tukey;
+/// rustc-perf's significance threshold over past changes). None of fewer
+/// than two values.
+pub fn upper_fence(values: &[f64]) -> Option<f64> {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    if v.len() < 2 {
+        return None;
+    }
+    let quartile = |q: f64| {
+        let at = q * (v.len() - 1) as f64;
+        let (low, high) = (at.floor() as usize, at.ceil() as usize);
+        v[low] + (v[high] - v[low]) * (at - low as f64)
+    };
+    let (q1, q3) = (quartile(0.25), quartile(0.75));
+    Some(q3 + 1.5 * (q3 - q1))
+}
+
 /// The median: the middle value, or the mean of the two middle ones; none of nothing.
 pub fn median(values: &[f64]) -> Option<f64> {
     middle(&mut values.to_vec())
@@ -239,6 +258,15 @@ impl Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_upper_fence_is_tukeys() {
+        // Quartiles of 1..=9 are 3 and 7: the fence is 7 + 1.5 * 4.
+        let values: Vec<f64> = (1..=9).rev().map(f64::from).collect();
+        assert_eq!(upper_fence(&values), Some(13.0));
+        assert_eq!(upper_fence(&[2.0, 4.0]), Some(3.5 + 1.5 * 1.0));
+        assert_eq!(upper_fence(&[1.0]), None);
+    }
 
     /// `n` runs around `mean` with a relative standard deviation `noise`.
     fn runs(rng: &mut fastrand::Rng, n: usize, mean: f64, noise: f64) -> Vec<f64> {

@@ -520,7 +520,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "one repetition and the plan of a run",
         &["child", "repetition", "pair", "plan", "progress"],
     ),
-    ("the readers of results", &["report", "check"]),
+    ("the readers of results", &["history", "report", "check"]),
     ("the commands", &["run", "bisect", "list"]),
     ("the command line", &["cli", "options"]),
 ];

@@ -11,7 +11,7 @@ impl Render for Markdown {
         let line = |cells: &[String]| format!("| {} |\n", cells.join(" | "));
         let mut out = comparison.preamble();
         out.push_str(&line(&comparison.header()));
-        out.push_str("|---|---|---:|---:|---:|---:|---|\n");
+        out.push_str("|---|---|---:|---:|---:|---:|---:|---|\n");
         for row in comparison.rows() {
             out.push_str(&line(&row));
         }

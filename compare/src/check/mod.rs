@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 
 use crate::defaults;
+use crate::history::{self, History};
 use crate::named::Named;
 use crate::results::Results;
 use verdicts::Render;
@@ -62,6 +63,9 @@ pub struct Options {
     pub counted_threshold: f64,
     pub confidence: f64,
     pub format: Format,
+    /// Between two runs: the history whose past runs teach each cell's
+    /// timed threshold, where it holds enough of them.
+    pub history: Option<PathBuf>,
 }
 
 /// Whether anything regressed.
@@ -80,7 +84,7 @@ pub fn check(options: Options) -> Result<Outcome> {
             Ok((file.display().to_string(), Results::load(&file)?))
         })
         .collect::<Result<_>>()?;
-    let sides = match (&loaded[..], &options.pair) {
+    let mut sides = match (&loaded[..], &options.pair) {
         ([(name, run)], Some((baseline, candidate))) => {
             verdicts::within(name, run, baseline, candidate)?
         }
@@ -92,6 +96,11 @@ pub fn check(options: Options) -> Result<Outcome> {
         }
         _ => bail!("give one results file with --baseline and --candidate, or two without"),
     };
+    if let (Some(path), [_, (_, candidate)]) = (&options.history, &loaded[..]) {
+        let history = History::open(path)?;
+        let machine = history::fingerprint(&candidate.host);
+        sides.learn(|cell| history.past(&machine, cell, &candidate.config.started))?;
+    }
     let thresholds = verdicts::Thresholds {
         timed: options.threshold.unwrap_or(match options.pair {
             Some(_) => defaults::PAIRED_THRESHOLD_PERCENT / 100.0,

@@ -61,7 +61,38 @@ pub struct Finding {
     pub ratio: f64,
     pub low: f64,
     pub high: f64,
+    /// The smallest change that counted, as a fraction, and how many past
+    /// runs taught it (none: the default for the kind of figure).
+    pub threshold: f64,
+    pub learned_from: Option<usize>,
     pub verdict: Verdict,
+}
+
+/// A cell's noise threshold for one figure, learned from its past runs on
+/// the candidate's machine: the upper interquartile fence of the changes
+/// between consecutive runs' medians, floored.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Learned {
+    pub runs: usize,
+    pub threshold: f64,
+}
+
+impl Learned {
+    /// From a cell's past medians, oldest first; none with too few runs.
+    pub fn from_medians(medians: &[f64]) -> Option<Self> {
+        if medians.len() < defaults::HISTORY_FEWEST_RUNS {
+            return None;
+        }
+        let changes: Vec<f64> = medians
+            .windows(2)
+            .map(|w| (w[1] / w[0] - 1.0).abs())
+            .collect();
+        let fence = stats::upper_fence(&changes)?;
+        Some(Self {
+            runs: medians.len(),
+            threshold: fence.max(defaults::HISTORY_FLOOR_PERCENT / 100.0),
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -174,6 +205,28 @@ pub struct Sides<'a> {
     candidate_name: String,
     /// Both sides ran in one run, their repetitions interleaved.
     paired: bool,
+    /// Thresholds learned from the candidate cells' past runs.
+    learned: BTreeMap<(Key, Metric), Learned>,
+}
+
+impl Sides<'_> {
+    /// Learns each candidate cell's timed thresholds from its past cells
+    /// (oldest first), where they are enough.
+    pub fn learn(&mut self, past: impl Fn(&Cell) -> Result<Vec<Cell>>) -> Result<()> {
+        for (key, cell) in &self.candidate {
+            let before = past(cell)?;
+            for metric in [Metric::Throughput, Metric::RttP99] {
+                let medians: Vec<f64> = before
+                    .iter()
+                    .filter_map(|c| stats::median(&metric.values(c)))
+                    .collect();
+                if let Some(learned) = Learned::from_medians(&medians) {
+                    self.learned.insert((key.clone(), metric), learned);
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 fn cell_key(cell: &Cell, with_implementation: bool) -> Key {
@@ -222,6 +275,7 @@ pub fn within<'a>(
         baseline_name: baseline.into(),
         candidate_name: candidate.into(),
         paired: true,
+        learned: BTreeMap::new(),
     })
 }
 
@@ -234,6 +288,7 @@ pub fn between<'a>(bn: &str, b: &'a Results, cn: &str, c: &'a Results) -> Sides<
         baseline_name: bn.into(),
         candidate_name: cn.into(),
         paired: false,
+        learned: BTreeMap::new(),
     }
 }
 
@@ -313,9 +368,11 @@ pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<C
             let Some(Interval { ratio, low, high }) = interval else {
                 continue;
             };
-            let threshold = match metric.counted() {
-                true => thresholds.counted,
-                false => thresholds.timed,
+            let learned = sides.learned.get(&(key.clone(), metric));
+            let threshold = match (metric.counted(), learned) {
+                (true, _) => thresholds.counted,
+                (false, Some(learned)) => learned.threshold,
+                (false, None) => thresholds.timed,
             };
             let range = |v: &[f64]| {
                 let min = v.iter().copied().fold(f64::INFINITY, f64::min);
@@ -333,6 +390,8 @@ pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<C
                 ratio,
                 low,
                 high,
+                threshold,
+                learned_from: learned.map(|l| l.runs),
                 verdict: Verdict::of(
                     Interval { ratio, low, high },
                     threshold,
@@ -401,16 +460,26 @@ impl Comparison {
             "baseline: {}\ncandidate: {}\ntimed figures: {timed}, threshold {}%; counted \
              figures (instructions, system calls per block): the ratio of medians, threshold \
              {}%; each with a bootstrap interval; a change counts only when the whole interval \
-             is beyond the threshold (for RTT and counts, up is worse)\n\n",
+             is beyond the threshold (for RTT and counts, up is worse){}\n\n",
             self.baseline_name,
             self.candidate_name,
             self.thresholds.timed * 100.0,
-            self.thresholds.counted * 100.0
+            self.thresholds.counted * 100.0,
+            match self.findings.iter().any(|f| f.learned_from.is_some()) {
+                true => format!(
+                    "; where the history holds {} or more past runs of a cell on the \
+                     candidate's machine, its timed threshold is the upper interquartile fence \
+                     of the changes between them, at least {}%",
+                    defaults::HISTORY_FEWEST_RUNS,
+                    defaults::HISTORY_FLOOR_PERCENT
+                ),
+                false => String::new(),
+            }
         )
     }
 
     /// The table's header.
-    pub fn header(&self) -> [String; 7] {
+    pub fn header(&self) -> [String; 8] {
         [
             "cell",
             "figure",
@@ -418,13 +487,14 @@ impl Comparison {
             "candidate",
             "change",
             &format!("{:.0}% interval", self.confidence * 100.0),
+            "threshold",
             "verdict",
         ]
         .map(String::from)
     }
 
     /// A row per finding.
-    pub fn rows(&self) -> Vec<[String; 7]> {
+    pub fn rows(&self) -> Vec<[String; 8]> {
         let percent = |r: f64| format!("{:+.1}%", (r - 1.0) * 100.0);
         self.findings
             .iter()
@@ -436,6 +506,10 @@ impl Comparison {
                     format!("{:.0}", f.candidate),
                     percent(f.ratio),
                     format!("[{}, {}]", percent(f.low), percent(f.high)),
+                    match f.learned_from {
+                        Some(runs) => format!("{:.1}% ({runs} past runs)", f.threshold * 100.0),
+                        None => format!("{}% (default)", f.threshold * 100.0),
+                    },
                     f.verdict.word().into(),
                 ]
             })
@@ -497,6 +571,86 @@ mod tests {
 
     use super::*;
     use crate::report::tests::fixture;
+
+    /// The fixture with every ok cell's runs at `mib` MiB/s, six of them.
+    fn steady(mib: f64) -> Results {
+        let mut run = fixture();
+        run.cells.retain(|c| c.status == Status::Ok);
+        for cell in &mut run.cells {
+            let one = cell.runs[0].clone();
+            cell.runs = vec![one; 6];
+            for r in &mut cell.runs {
+                r.mib_per_s = mib;
+            }
+        }
+        run
+    }
+
+    fn throughput(comparison: &Comparison) -> Vec<&Finding> {
+        comparison
+            .findings
+            .iter()
+            .filter(|f| f.metric == Metric::Throughput)
+            .collect()
+    }
+
+    /// The candidate judged against the baseline between two runs, each
+    /// cell's past runs at these medians.
+    fn judged(baseline: &Results, candidate: &Results, past: &[f64]) -> Comparison {
+        let mut sides = between("b", baseline, "c", candidate);
+        sides
+            .learn(|_| Ok(past.iter().map(|&m| steady(m).cells[0].clone()).collect()))
+            .unwrap();
+        let thresholds = Thresholds {
+            timed: 0.05,
+            counted: 0.01,
+        };
+        judge(&sides, thresholds, 0.95).unwrap()
+    }
+
+    #[test]
+    fn a_history_teaches_each_cell_its_threshold_and_the_table_says_so() {
+        let (baseline, candidate) = (steady(100.0), steady(96.0));
+        // Without a history, -4% is within the default 5%.
+        let judged_alone = judged(&baseline, &candidate, &[]);
+        for f in throughput(&judged_alone) {
+            assert_eq!(
+                (f.verdict, f.threshold, f.learned_from),
+                (Verdict::NoChange, 0.05, None)
+            );
+        }
+        let row = &judged_alone.rows()[0];
+        assert!(row[6].ends_with("(default)"), "{row:?}");
+
+        // A quiet past (changes of 0.5% and less): the floor, 1%, decides.
+        let quiet = [100.0, 100.5, 100.2, 100.0, 99.8, 100.1];
+        let learned = judged(&baseline, &candidate, &quiet);
+        for f in throughput(&learned) {
+            assert_eq!(
+                (f.verdict, f.threshold, f.learned_from),
+                (Verdict::Regressed, 0.01, Some(6))
+            );
+        }
+        let row = learned
+            .rows()
+            .into_iter()
+            .find(|r| r[1] == "MiB/s")
+            .unwrap();
+        assert_eq!(row[6], "1.0% (6 past runs)");
+        assert!(learned.preamble().contains("upper interquartile fence"));
+
+        // A noisy past teaches a wider threshold than the default: an 8%
+        // cut is no change there.
+        let noisy = [100.0, 110.0, 98.0, 108.0, 96.0, 106.0];
+        for f in throughput(&judged(&baseline, &steady(92.0), &noisy)) {
+            assert_eq!(f.verdict, Verdict::NoChange);
+            assert!(f.threshold > 0.08, "{}", f.threshold);
+        }
+
+        // Five past runs are too few: the default decides.
+        let few = judged(&baseline, &candidate, &quiet[..5]);
+        assert!(throughput(&few).iter().all(|f| f.learned_from.is_none()));
+    }
 
     #[test]
     fn cells_of_one_load_in_two_shapes_are_two_cells_to_judge() {

@@ -30,12 +30,16 @@ pub fn in_folder(folder: &Path) -> PathBuf {
 /// parts).
 pub fn named(path: &Path) -> PathBuf {
     let compressed = path.join(COMPRESSED);
-    let stored = compressed.exists() || part(&compressed, 1).exists();
     match path.is_dir() {
-        true if !in_folder(path).exists() && stored => compressed,
+        true if !in_folder(path).exists() && stored(&compressed) => compressed,
         true => in_folder(path),
         false => path.to_path_buf(),
     }
+}
+
+/// Whether the file is there, whole or in parts.
+pub fn stored(path: &Path) -> bool {
+    path.exists() || part(path, 1).exists()
 }
 
 /// Part `n` of a file kept in parts (`results.json.gz.1`, `.2`, ...), so

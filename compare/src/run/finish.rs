@@ -8,6 +8,7 @@ use std::time::Instant;
 use anyhow::Result;
 
 use super::execute::Ended;
+use crate::history::History;
 use crate::named::Named;
 use crate::report::{self, Format};
 use crate::results::{Results, Status};
@@ -42,7 +43,13 @@ pub struct Tally {
     pub started: Instant,
 }
 
-pub fn finish(results: &mut Results, out: &Path, ended: Ended, tally: Tally) -> Result<Outcome> {
+pub fn finish(
+    results: &mut Results,
+    out: &Path,
+    ended: Ended,
+    tally: Tally,
+    history: Option<&Path>,
+) -> Result<Outcome> {
     let path = crate::results::file::in_folder(out);
     if ended == Ended::Interrupted {
         results.save(&path)?;
@@ -59,6 +66,9 @@ pub fn finish(results: &mut Results, out: &Path, ended: Ended, tally: Tally) -> 
     results.save(&path)?;
     let reference = report::reference(results, None)?;
     let files = report::write(results, Format::ALL, out, &reference)?;
+    if let Some(history) = history {
+        append(results, &path, history);
+    }
     print!("{}", report::terminal::render(results));
     if let Some(reached) = results.reached() {
         println!("\n{reached}");
@@ -82,6 +92,22 @@ pub fn finish(results: &mut Results, out: &Path, ended: Ended, tally: Tally) -> 
             Outcome::SomeFailed
         },
     )
+}
+
+/// Appends the run to the history. A history that cannot take it loses
+/// nothing: the results file is saved, and the warning says how to import it.
+fn append(results: &Results, path: &Path, history: &Path) {
+    let appended =
+        History::open(history).and_then(|mut h| h.append(results, &path.display().to_string()));
+    match appended {
+        Ok(_) => eprintln!("history: the run is in {}", history.display()),
+        Err(e) => eprintln!(
+            "warning: {e:#}; the results are saved: add them later with \
+             compare history import {} --history {}",
+            path.parent().unwrap_or(Path::new(".")).display(),
+            history.display()
+        ),
+    }
 }
 
 #[cfg(test)]

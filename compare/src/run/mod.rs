@@ -28,6 +28,8 @@ pub struct Options {
     pub bin_dir: Option<PathBuf>,
     /// The cargo profile of a build from the source tree.
     pub profile: String,
+    /// The history the finished run is appended to; none: not kept.
+    pub history: Option<PathBuf>,
 }
 
 /// A new run, or one to continue.
@@ -106,7 +108,7 @@ pub fn run(options: Options) -> Result<Outcome> {
         ran: progress.finished_here(),
         started,
     };
-    finish::finish(&mut results, &out, ended, tally)
+    finish::finish(&mut results, &out, ended, tally, options.history.as_deref())
 }
 
 /// The results of an interrupted run, to continue.

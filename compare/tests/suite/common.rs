@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use compare::defaults::PROFILE_ENV;
+use compare::defaults::{HISTORY_ENV, PROFILE_ENV};
 use compare::results::Usage;
 use compare::results::{Cell, Results, Rtt, Run};
 
@@ -62,6 +62,8 @@ pub fn bin_dir() -> PathBuf {
 pub fn command() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_compare"));
     cmd.env(PROFILE_ENV, PROFILE);
+    // Every test's folder lies in one place: no history beside them all.
+    cmd.env(HISTORY_ENV, "none");
     cmd
 }
 
@@ -74,9 +76,15 @@ pub fn compare(args: &[&str]) -> Output {
 /// which is nextest's to decide (`.config/nextest.toml`): each test is a
 /// process of its own.
 pub fn compare_with(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut child = command()
+    let mut cmd = command();
+    cmd.envs(env.iter().copied());
+    bounded(cmd, args)
+}
+
+/// Runs `cmd ARGS` to its end, killing it past [`LIMIT`].
+pub fn bounded(mut cmd: Command, args: &[&str]) -> Output {
+    let mut child = cmd
         .args(args)
-        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -8,6 +8,7 @@ mod errors;
 mod external;
 mod faults;
 mod history;
+mod history_file;
 mod interop;
 mod knobs;
 mod open_loop;

@@ -1,0 +1,127 @@
+//! The history file end to end: finished runs appended beside their
+//! folders by default, listed, imported again, and read by `compare check`,
+//! which says which rule decided each verdict.
+
+use compare::defaults::HISTORY_ENV;
+use compare::history::History;
+use compare::results::Results;
+
+use crate::common::{assert_ok, bounded, command, compare, out_dir};
+
+/// `compare ARGS` as a user runs it: with the history of the defaults.
+fn compare_keeping_history(args: &[&str]) -> std::process::Output {
+    let mut cmd = command();
+    cmd.env_remove(HISTORY_ENV);
+    bounded(cmd, args)
+}
+
+#[test]
+fn finished_runs_are_kept_beside_their_folders_and_check_says_which_rule_decided() {
+    let dir = out_dir("history-file");
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    for out in [&a, &b] {
+        let args = [
+            "run",
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+            "--runtimes",
+            "mio",
+            "--connections",
+            "10",
+            "--seconds",
+            "0.1",
+            "--warmup",
+            "0.05",
+            "--repeat",
+            "6",
+            "--no-cost",
+        ];
+        let output = compare_keeping_history(&args);
+        assert_ok(&output, &args);
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert!(said.contains("history: the run is in"), "{said}");
+    }
+    let path = dir.join("history.sqlite");
+    let history = History::open(&path).unwrap();
+    let entries = history.entries().unwrap();
+    assert_eq!(entries.len(), 2);
+    let kept = Results::load(&a.join("results.json")).unwrap();
+    assert_eq!(
+        serde_json::to_value(history.load(entries[0].id).unwrap()).unwrap(),
+        serde_json::to_value(&kept).unwrap()
+    );
+    drop(history);
+
+    // Listed; imported again, which replaces and adds nothing.
+    let history_arg = ["--history", path.to_str().unwrap()];
+    let list = |expect: &str| {
+        let args = [&["history", "list"], &history_arg[..]].concat();
+        let output = compare(&args);
+        assert_ok(&output, &args);
+        let listed = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(
+            listed.contains(expect) && listed.contains("--runtimes mio"),
+            "{listed}"
+        );
+    };
+    list("2 run(s)");
+    let args = [
+        &["history", "import", dir.to_str().unwrap()],
+        &history_arg[..],
+    ]
+    .concat();
+    let output = compare(&args);
+    assert_ok(&output, &args);
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(said.matches("replaced").count(), 2, "{said}");
+    list("2 run(s)");
+
+    // One past run is too few to learn from: the default decides, and the
+    // table says so.
+    let args = ["check", a.to_str().unwrap(), b.to_str().unwrap()];
+    let output = compare(&args);
+    let table = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.code().is_some_and(|c| c < 2), "{table}");
+    assert!(
+        table.contains("threshold") && table.contains("5% (default)"),
+        "{table}"
+    );
+
+    // Kept nowhere with --history none; a folder that holds no results is
+    // refused by name.
+    let c = dir.join("c");
+    let args = [
+        "run",
+        "--out",
+        c.to_str().unwrap(),
+        "--quiet",
+        "--runtimes",
+        "mio",
+        "--connections",
+        "1",
+        "--seconds",
+        "0.1",
+        "--warmup",
+        "0.05",
+        "--repeat",
+        "1",
+        "--no-cost",
+        "--history",
+        "none",
+    ];
+    let output = compare_keeping_history(&args);
+    assert_ok(&output, &args);
+    list("2 run(s)");
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let args = [
+        &["history", "import", empty.to_str().unwrap()],
+        &history_arg[..],
+    ]
+    .concat();
+    let output = compare(&args);
+    assert_eq!(output.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains("holds no results file"), "{said}");
+}
