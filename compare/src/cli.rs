@@ -78,6 +78,9 @@ pub enum HistoryCommand {
     },
     /// The runs it holds, oldest first.
     List,
+    /// The steps in each cell's MiB/s over its runs on one machine, each
+    /// near the run it begins with, and what changed across it.
+    Steps,
 }
 
 #[derive(Debug, Args)]

@@ -28,6 +28,7 @@ fn main() -> ExitCode {
                     history::import::folders(&mut h, &dirs, |line| println!("{line}"))?
                 }
                 HistoryCommand::List => print!("{}", history::list(&h)?),
+                HistoryCommand::Steps => print!("{}", history::steps(&h)?),
             }
             Ok(0)
         }),

@@ -149,6 +149,51 @@ pub fn upper_fence(values: &[f64]) -> Option<f64> {
     Some(q3 + 1.5 * (q3 - q1))
 }
 
+/// The steps of a series (a cell's medians, run after run): the places
+/// where it moves from one level to another, found by binary segmentation.
+/// The best split of a stretch is the one that fits two levels best (the
+/// least sum of each side's absolute deviations from its median, as a
+/// piecewise-constant fit does); it is a step when the two sides' medians
+/// differ by more than the noise of the stretch (the upper fence of the
+/// changes between consecutive values on either side), and never by less
+/// than `floor`, a fraction. Each side keeps at least `fewest` values.
+/// Returns the first index after each step, in order.
+pub fn steps(series: &[f64], fewest: usize, floor: f64) -> Vec<usize> {
+    let fewest = fewest.max(2);
+    let mut found = Vec::new();
+    let mut stretches = vec![(0, series.len())];
+    while let Some((start, end)) = stretches.pop() {
+        let Some(at) = best_split(&series[start..end], fewest, floor) else {
+            continue;
+        };
+        found.push(start + at);
+        stretches.push((start, start + at));
+        stretches.push((start + at, end));
+    }
+    found.sort_unstable();
+    found
+}
+
+/// The split of `v` that is a step, if any (see [`steps`]).
+fn best_split(v: &[f64], fewest: usize, floor: f64) -> Option<usize> {
+    let change = |a: f64, b: f64| (b / a - 1.0).abs();
+    let misfit = |side: &[f64]| {
+        let level = median(side).unwrap_or(0.0);
+        side.iter().map(|x| (x - level).abs()).sum::<f64>()
+    };
+    let at = (fewest..=v.len().checked_sub(fewest)?).min_by(|&a, &b| {
+        let cost = |at: usize| misfit(&v[..at]) + misfit(&v[at..]);
+        cost(a).total_cmp(&cost(b))
+    })?;
+    let size = change(median(&v[..at])?, median(&v[at..])?);
+    let within: Vec<f64> = [&v[..at], &v[at..]]
+        .iter()
+        .flat_map(|side| side.windows(2).map(|w| change(w[0], w[1])))
+        .collect();
+    let noise = upper_fence(&within).unwrap_or(0.0).max(floor);
+    (size > noise).then_some(at)
+}
+
 /// The median: the middle value, or the mean of the two middle ones; none of nothing.
 pub fn median(values: &[f64]) -> Option<f64> {
     middle(&mut values.to_vec())
@@ -258,6 +303,32 @@ impl Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_step_is_found_near_where_it_is_and_noise_makes_none() {
+        let step = [
+            100.0, 102.0, 99.0, 101.0, 100.0, 80.0, 82.0, 79.0, 81.0, 80.0,
+        ];
+        assert_eq!(steps(&step, 3, 0.01), [5]);
+        // Two steps, down then back up.
+        let two = [
+            100.0, 101.0, 99.0, 100.0, 70.0, 71.0, 69.0, 70.0, 100.0, 99.0, 101.0,
+        ];
+        assert_eq!(steps(&two, 3, 0.01), [4, 8]);
+        // Noise of +-10% around one level: no step.
+        let noise = [
+            100.0, 110.0, 92.0, 106.0, 95.0, 109.0, 93.0, 104.0, 97.0, 108.0,
+        ];
+        assert!(
+            steps(&noise, 3, 0.01).is_empty(),
+            "{:?}",
+            steps(&noise, 3, 0.01)
+        );
+        // A level that stays within the floor: no step, however quiet.
+        let quiet = [100.0, 100.0, 100.0, 100.5, 100.5, 100.5];
+        assert!(steps(&quiet, 3, 0.01).is_empty());
+        assert!(steps(&step[..5], 3, 0.01).is_empty());
+    }
 
     #[test]
     fn the_upper_fence_is_tukeys() {

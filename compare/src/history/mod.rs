@@ -19,6 +19,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params, param
 use sha2::{Digest, Sha256};
 
 use crate::results::{Cell, Host, Results, Run, Status};
+use crate::{defaults, stats};
 
 /// The schema's version, as `PRAGMA user_version` keeps it.
 pub const VERSION: i64 = 1;
@@ -262,6 +263,169 @@ impl History {
         }
         Ok(cell)
     }
+}
+
+/// One cell on one machine, run after run.
+#[derive(Debug, Clone)]
+pub struct Series {
+    pub machine: String,
+    /// The cell of the latest run.
+    pub cell: Cell,
+    /// Oldest first.
+    pub points: Vec<Point>,
+}
+
+/// A run of a series' cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub started: String,
+    /// The suite's commit that ran it.
+    pub commit: Option<String>,
+    /// The implementation's resolved version.
+    pub version: String,
+    /// The median MiB/s of its repetitions.
+    pub mib_per_s: f64,
+}
+
+impl History {
+    /// Every cell's series: its ok runs on each machine, oldest first.
+    pub fn series(&self) -> Result<Vec<Series>> {
+        let mut statement = self.db.prepare(
+            "SELECT machine.fingerprint, run.started, run.suite_commit, cell.record
+             FROM cell JOIN run ON run.id = cell.run JOIN machine ON machine.id = run.machine
+             WHERE cell.status = 'ok' AND cell.mib_per_s IS NOT NULL
+             ORDER BY run.started, run.id, cell.position",
+        )?;
+        let rows = statement.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, String>(3)?,
+            ))
+        })?;
+        let mut all: Vec<(String, Series)> = Vec::new();
+        for row in rows {
+            let (machine, started, commit, record) = row?;
+            let cell: Cell = serde_json::from_str(&record)?;
+            let Some(mib_per_s) = cell.mib_per_s.as_ref().map(|s| s.median) else {
+                continue;
+            };
+            let point = Point {
+                started,
+                commit,
+                version: cell.version.clone(),
+                mib_per_s,
+            };
+            let key = format!("{machine} {:?}", identity(&cell));
+            match all.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, series)) => {
+                    series.points.push(point);
+                    series.cell = cell;
+                }
+                None => all.push((
+                    key,
+                    Series {
+                        machine,
+                        cell,
+                        points: vec![point],
+                    },
+                )),
+            }
+        }
+        Ok(all.into_iter().map(|(_, s)| s).collect())
+    }
+}
+
+/// The steps in every series of MiB/s with enough runs, each "near" the
+/// run it begins with, and what changed across it: the implementation's
+/// version (with the bisect that would pin it), the suite, or neither.
+pub fn steps(history: &History) -> Result<String> {
+    let fewest = defaults::HISTORY_FEWEST_RUNS / 2;
+    let floor = defaults::HISTORY_FLOOR_PERCENT / 100.0;
+    let all = history.series()?;
+    let mut out = String::new();
+    let mut judged = 0;
+    for series in &all {
+        let values: Vec<f64> = series.points.iter().map(|p| p.mib_per_s).collect();
+        if values.len() < 2 * fewest {
+            continue;
+        }
+        judged += 1;
+        let found = stats::steps(&values, fewest, floor);
+        let mut edges = vec![0];
+        edges.extend(&found);
+        edges.push(values.len());
+        for (i, &at) in found.iter().enumerate() {
+            let level = |a: usize, b: usize| stats::median(&values[a..b]).unwrap_or(0.0);
+            let (before, after) = (level(edges[i], at), level(at, edges[i + 2]));
+            let (last, first) = (&series.points[at - 1], &series.points[at]);
+            out += &format!(
+                "{} on machine {}: MiB/s {} {:.0}% near the run of {} ({before:.0} -> {after:.0} \
+                 MiB/s, the medians of the runs either side; the last run before: {})\n  {}\n",
+                label(&series.cell),
+                series.machine,
+                if after < before { "down" } else { "up" },
+                (after / before - 1.0).abs() * 100.0,
+                first.started,
+                last.started,
+                cause(&series.cell, last, first)
+            );
+        }
+    }
+    let steps = out.lines().filter(|l| !l.starts_with(' ')).count();
+    Ok(format!(
+        "{out}{steps} step(s) in {judged} series of {} or more runs ({} series in all)\n",
+        2 * fewest,
+        all.len()
+    ))
+}
+
+/// What changed between two runs either side of a step.
+fn cause(cell: &Cell, last: &Point, first: &Point) -> String {
+    let name = cell.implementation.split('@').next().unwrap_or_default();
+    if last.version != first.version {
+        return format!(
+            "{name} {} -> {}: to pin it, compare bisect {name} {} {} --connections {} --threads {}",
+            last.version,
+            first.version,
+            last.version,
+            first.version,
+            cell.connections,
+            cell.threads
+        );
+    }
+    match (&last.commit, &first.commit) {
+        (Some(a), Some(b)) if a != b => format!(
+            "the same {name} {}; the suite moved from {a} to {b} (git log {a}..{b})",
+            first.version
+        ),
+        _ => format!(
+            "the same {name} {} and suite: the machine, or noise",
+            first.version
+        ),
+    }
+}
+
+/// A cell as the step lines name it.
+fn label(cell: &Cell) -> String {
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let w = cell.workload();
+    format!(
+        "{}, {} thread{}, {} connection{}, {} B{}{}",
+        cell.implementation,
+        cell.threads,
+        plural(cell.threads),
+        cell.connections,
+        plural(cell.connections),
+        w.block,
+        if w.window == 1 {
+            String::new()
+        } else {
+            format!(", window {}", w.window)
+        },
+        w.beyond_block_and_window()
+    )
 }
 
 /// The runs of a history, a line each, oldest first.
@@ -650,6 +814,46 @@ mod tests {
         let entries = History::open(&path).unwrap().entries().unwrap();
         let starts: Vec<&str> = entries.iter().map(|e| e.started.as_str()).collect();
         assert_eq!(starts, times);
+    }
+
+    #[test]
+    fn a_step_in_a_series_is_found_near_its_run_with_the_bisect_that_pins_it() {
+        let path = fresh("steps");
+        let mut history = History::open(&path).unwrap();
+        // Eight runs: four at one level, then four 30% lower on a new version.
+        let levels = [100.0, 102.0, 99.0, 101.0, 70.0, 71.0, 69.0, 70.5];
+        for (i, level) in levels.into_iter().enumerate() {
+            let mut run = started(&format!("2026-01-0{}T00:00:00+00:00", i + 1));
+            for cell in run.cells.iter_mut().filter(|c| c.status == Status::Ok) {
+                let median = cell.mib_per_s.as_mut().unwrap();
+                median.median = level;
+                if i >= 4 {
+                    cell.version = "9.9.9".into();
+                }
+            }
+            history.append(&run, "x").unwrap();
+        }
+        let run = fixture();
+        let ok = run.cells.iter().filter(|c| c.status == Status::Ok).count();
+        let said = steps(&history).unwrap();
+        assert!(
+            said.ends_with(&format!(
+                "{ok} step(s) in {ok} series of 6 or more runs ({ok} series in all)\n"
+            )),
+            "{said}"
+        );
+        let first = said.lines().next().unwrap();
+        assert!(
+            first.contains("MiB/s down 30% near the run of 2026-01-05"),
+            "{first}"
+        );
+        assert!(first.contains("the last run before: 2026-01-04"), "{first}");
+        let cell = run.cells.iter().find(|c| c.status == Status::Ok).unwrap();
+        let bisect = format!(
+            "compare bisect {} {} 9.9.9",
+            cell.implementation, cell.version
+        );
+        assert!(said.lines().nth(1).unwrap().contains(&bisect), "{said}");
     }
 
     #[test]
