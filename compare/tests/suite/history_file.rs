@@ -125,3 +125,36 @@ fn finished_runs_are_kept_beside_their_folders_and_check_says_which_rule_decided
     let said = String::from_utf8_lossy(&output.stderr);
     assert!(said.contains("holds no results file"), "{said}");
 }
+
+#[test]
+fn an_import_killed_halfway_leaves_a_history_of_whole_runs() {
+    let dir = out_dir("history-killed");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("history.sqlite");
+    let reports = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports");
+    let mut child = command()
+        .args(["history", "import", reports.to_str().unwrap()])
+        .args(["--history", path.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Killed (SIGKILL: nothing of its own runs) once the first runs are in,
+    // in the middle of another's transaction, or just after one.
+    let mut said = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    for _ in 0..3 {
+        std::io::BufRead::read_line(&mut said, &mut line).unwrap();
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let history = History::open(&path).unwrap();
+    let entries = history.entries().unwrap();
+    assert!(entries.len() >= 3, "{line}");
+    for entry in entries {
+        let kept = Results::load(std::path::Path::new(&entry.source)).unwrap();
+        let back = history.load(entry.id).unwrap();
+        assert_eq!(back.cells.len(), kept.cells.len(), "{}", entry.source);
+        let runs = |r: &Results| r.cells.iter().map(|c| c.runs.len()).sum::<usize>();
+        assert_eq!(runs(&back), runs(&kept), "{}", entry.source);
+    }
+}
