@@ -13,7 +13,7 @@ use anyhow::{Result, bail};
 use serde::Serialize;
 
 use crate::defaults;
-use crate::matrix::Workload;
+use crate::matrix::{Load, Workload};
 use crate::results::{Cell, Results, Status};
 use crate::stats::{self, Interval, Verdict};
 
@@ -174,26 +174,11 @@ pub struct Key {
 
 impl Key {
     fn label(&self) -> String {
-        let plural = |n: usize| if n == 1 { "" } else { "s" };
-        let client = if self.client.is_empty() || self.client == self.implementation {
-            String::new()
-        } else {
-            format!(" (client {})", self.client)
+        let load = Load {
+            threads: self.threads,
+            connections: self.connections,
         };
-        let window = match self.workload.window {
-            1 => String::new(),
-            w => format!(", window {w}"),
-        };
-        format!(
-            "{}{client}, {} thread{}, {} connection{}, {} B{window}{}",
-            self.implementation,
-            self.threads,
-            plural(self.threads),
-            self.connections,
-            plural(self.connections),
-            self.workload.block,
-            self.workload.beyond_block_and_window()
-        )
+        crate::results::cell_label(&self.implementation, &self.client, load, &self.workload)
     }
 }
 

@@ -24,8 +24,8 @@ pub fn folders(history: &mut History, paths: &[PathBuf], mut say: impl FnMut(&st
         for results in found {
             let run = Results::load(&results)?;
             let what = match history.append(&run, &results.display().to_string())? {
-                Appended::New(_) => "imported",
-                Appended::Replaced(_) => "replaced",
+                Appended::New => "imported",
+                Appended::Replaced => "replaced",
             };
             say(&format!(
                 "{what} {} ({} cells, started {})",

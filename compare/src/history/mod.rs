@@ -6,6 +6,7 @@
 
 pub mod import;
 
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -48,9 +49,9 @@ pub struct History {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Appended {
     /// A run the history did not have.
-    New(i64),
+    New,
     /// A run it had (an import again, or a resumed run): replaced.
-    Replaced(i64),
+    Replaced,
 }
 
 /// A run in the history, in brief.
@@ -304,7 +305,8 @@ impl History {
                 r.get::<_, String>(3)?,
             ))
         })?;
-        let mut all: Vec<(String, Series)> = Vec::new();
+        // By machine and cell identity; in that order.
+        let mut all: BTreeMap<String, Series> = BTreeMap::new();
         for row in rows {
             let (machine, started, commit, record) = row?;
             let cell: Cell = serde_json::from_str(&record)?;
@@ -318,22 +320,15 @@ impl History {
                 mib_per_s,
             };
             let key = format!("{machine} {:?}", identity(&cell));
-            match all.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, series)) => {
-                    series.points.push(point);
-                    series.cell = cell;
-                }
-                None => all.push((
-                    key,
-                    Series {
-                        machine,
-                        cell,
-                        points: vec![point],
-                    },
-                )),
-            }
+            let series = all.entry(key).or_insert_with(|| Series {
+                machine,
+                cell: cell.clone(),
+                points: Vec::new(),
+            });
+            series.points.push(point);
+            series.cell = cell;
         }
-        Ok(all.into_iter().map(|(_, s)| s).collect())
+        Ok(all.into_values().collect())
     }
 }
 
@@ -345,7 +340,7 @@ pub fn steps(history: &History) -> Result<String> {
     let floor = defaults::HISTORY_FLOOR_PERCENT / 100.0;
     let all = history.series()?;
     let mut out = String::new();
-    let mut judged = 0;
+    let (mut judged, mut steps) = (0, 0);
     for series in &all {
         let values: Vec<f64> = series.points.iter().map(|p| p.mib_per_s).collect();
         if values.len() < 2 * fewest {
@@ -353,6 +348,7 @@ pub fn steps(history: &History) -> Result<String> {
         }
         judged += 1;
         let found = stats::steps(&values, fewest, floor);
+        steps += found.len();
         let mut edges = vec![0];
         edges.extend(&found);
         edges.push(values.len());
@@ -363,7 +359,7 @@ pub fn steps(history: &History) -> Result<String> {
             out += &format!(
                 "{} on machine {}: MiB/s {} {:.0}% near the run of {} ({before:.0} -> {after:.0} \
                  MiB/s, the medians of the runs either side; the last run before: {})\n  {}\n",
-                label(&series.cell),
+                series.cell.label(),
                 series.machine,
                 if after < before { "down" } else { "up" },
                 (after / before - 1.0).abs() * 100.0,
@@ -373,7 +369,6 @@ pub fn steps(history: &History) -> Result<String> {
             );
         }
     }
-    let steps = out.lines().filter(|l| !l.starts_with(' ')).count();
     Ok(format!(
         "{out}{steps} step(s) in {judged} series of {} or more runs ({} series in all)\n",
         2 * fewest,
@@ -405,27 +400,6 @@ fn cause(cell: &Cell, last: &Point, first: &Point) -> String {
             first.version
         ),
     }
-}
-
-/// A cell as the step lines name it.
-fn label(cell: &Cell) -> String {
-    let plural = |n: usize| if n == 1 { "" } else { "s" };
-    let w = cell.workload();
-    format!(
-        "{}, {} thread{}, {} connection{}, {} B{}{}",
-        cell.implementation,
-        cell.threads,
-        plural(cell.threads),
-        cell.connections,
-        plural(cell.connections),
-        w.block,
-        if w.window == 1 {
-            String::new()
-        } else {
-            format!(", window {}", w.window)
-        },
-        w.beyond_block_and_window()
-    )
 }
 
 /// The runs of a history, a line each, oldest first.
@@ -558,8 +532,8 @@ fn insert(tx: &rusqlite::Transaction, results: &Results, source: &str) -> Result
         insert_cell(tx, run, position, cell)?;
     }
     Ok(match before {
-        Some(_) => Appended::Replaced(run),
-        None => Appended::New(run),
+        Some(_) => Appended::Replaced,
+        None => Appended::New,
     })
 }
 
@@ -679,8 +653,8 @@ mod tests {
         let path = fresh("two");
         let mut history = History::open(&path).unwrap();
         let (a, b) = (started("2026-01-01T00:00:00+00:00"), fixture());
-        assert!(matches!(history.append(&a, "a").unwrap(), Appended::New(_)));
-        assert!(matches!(history.append(&b, "b").unwrap(), Appended::New(_)));
+        assert!(history.append(&a, "a").unwrap() == Appended::New);
+        assert!(history.append(&b, "b").unwrap() == Appended::New);
         let entries = history.entries().unwrap();
         assert_eq!(entries.len(), 2);
         assert_eq!(entries[0].cells, a.cells.len());
@@ -690,10 +664,7 @@ mod tests {
         // The same run again replaces itself, in a history opened anew.
         drop(history);
         let mut history = History::open(&path).unwrap();
-        assert!(matches!(
-            history.append(&b, "b").unwrap(),
-            Appended::Replaced(_)
-        ));
+        assert!(history.append(&b, "b").unwrap() == Appended::Replaced);
         assert_eq!(history.entries().unwrap().len(), 2);
         let listed = list(&history).unwrap();
         assert!(

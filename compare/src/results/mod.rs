@@ -812,7 +812,42 @@ impl Config {
     }
 }
 
+/// How a cell is named in checks and histories: "tokio (client mio), 1
+/// thread, 1000 connections, 16384 B", then its window where pipelined and
+/// the rest of its workload.
+pub fn cell_label(implementation: &str, client: &str, load: Load, workload: &Workload) -> String {
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let client = if client.is_empty() || client == implementation {
+        String::new()
+    } else {
+        format!(" (client {client})")
+    };
+    let window = match workload.window {
+        1 => String::new(),
+        w => format!(", window {w}"),
+    };
+    format!(
+        "{implementation}{client}, {} thread{}, {} connection{}, {} B{window}{}",
+        load.threads,
+        plural(load.threads),
+        load.connections,
+        plural(load.connections),
+        workload.block,
+        workload.beyond_block_and_window()
+    )
+}
+
 impl Cell {
+    /// Its name in checks and histories ([`cell_label`]).
+    pub fn label(&self) -> String {
+        cell_label(
+            &self.implementation,
+            &self.client,
+            self.load(),
+            &self.workload(),
+        )
+    }
+
     pub fn workload(&self) -> Workload {
         Workload {
             block: self.block,

@@ -2,17 +2,40 @@
 //! folders by default, listed, imported again, and read by `compare check`,
 //! which says which rule decided each verdict.
 
+use std::path::Path;
+
 use compare::defaults::HISTORY_ENV;
 use compare::history::History;
 use compare::results::Results;
 
 use crate::common::{assert_ok, bounded, command, compare, out_dir};
 
-/// `compare ARGS` as a user runs it: with the history of the defaults.
-fn compare_keeping_history(args: &[&str]) -> std::process::Output {
+/// A short run of mio at 10 connections into `out`, as a user runs it:
+/// with the history of the defaults, and these options beside.
+fn run_mio(out: &Path, repeat: &str, more: &[&str]) -> String {
+    let mut args = vec![
+        "run",
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+        "--runtimes",
+        "mio",
+    ];
+    args.extend([
+        "--connections",
+        "10",
+        "--seconds",
+        "0.1",
+        "--warmup",
+        "0.05",
+    ]);
+    args.extend(["--repeat", repeat, "--no-cost"]);
+    args.extend(more);
     let mut cmd = command();
     cmd.env_remove(HISTORY_ENV);
-    bounded(cmd, args)
+    let output = bounded(cmd, &args);
+    assert_ok(&output, &args);
+    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 #[test]
@@ -20,26 +43,7 @@ fn finished_runs_are_kept_beside_their_folders_and_check_says_which_rule_decided
     let dir = out_dir("history-file");
     let (a, b) = (dir.join("a"), dir.join("b"));
     for out in [&a, &b] {
-        let args = [
-            "run",
-            "--out",
-            out.to_str().unwrap(),
-            "--quiet",
-            "--runtimes",
-            "mio",
-            "--connections",
-            "10",
-            "--seconds",
-            "0.1",
-            "--warmup",
-            "0.05",
-            "--repeat",
-            "6",
-            "--no-cost",
-        ];
-        let output = compare_keeping_history(&args);
-        assert_ok(&output, &args);
-        let said = String::from_utf8_lossy(&output.stderr);
+        let said = run_mio(out, "6", &[]);
         assert!(said.contains("history: the run is in"), "{said}");
     }
     let path = dir.join("history.sqlite");
@@ -90,28 +94,7 @@ fn finished_runs_are_kept_beside_their_folders_and_check_says_which_rule_decided
 
     // Kept nowhere with --history none; a folder that holds no results is
     // refused by name.
-    let c = dir.join("c");
-    let args = [
-        "run",
-        "--out",
-        c.to_str().unwrap(),
-        "--quiet",
-        "--runtimes",
-        "mio",
-        "--connections",
-        "1",
-        "--seconds",
-        "0.1",
-        "--warmup",
-        "0.05",
-        "--repeat",
-        "1",
-        "--no-cost",
-        "--history",
-        "none",
-    ];
-    let output = compare_keeping_history(&args);
-    assert_ok(&output, &args);
+    run_mio(&dir.join("c"), "1", &["--history", "none"]);
     list("2 run(s)");
     let empty = dir.join("empty");
     std::fs::create_dir_all(&empty).unwrap();
@@ -131,7 +114,7 @@ fn an_import_killed_halfway_leaves_a_history_of_whole_runs() {
     let dir = out_dir("history-killed");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("history.sqlite");
-    let reports = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports");
+    let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports");
     let mut child = command()
         .args(["history", "import", reports.to_str().unwrap()])
         .args(["--history", path.to_str().unwrap()])
@@ -151,7 +134,7 @@ fn an_import_killed_halfway_leaves_a_history_of_whole_runs() {
     let entries = history.entries().unwrap();
     assert!(entries.len() >= 3, "{line}");
     for entry in entries {
-        let kept = Results::load(std::path::Path::new(&entry.source)).unwrap();
+        let kept = Results::load(Path::new(&entry.source)).unwrap();
         let back = history.load(entry.id).unwrap();
         assert_eq!(back.cells.len(), kept.cells.len(), "{}", entry.source);
         let runs = |r: &Results| r.cells.iter().map(|c| c.runs.len()).sum::<usize>();
