@@ -32,7 +32,7 @@ pub fn run(args: RunArgs) -> Result<run::Options> {
         run::Start::Fresh { out, .. } | run::Start::Resume(out) => out,
     };
     Ok(run::Options {
-        history: history(args.history, || Some(history::beside(out))),
+        history: history_file(args.history, || Some(history::beside(out))),
         start,
         quiet: args.quiet,
         bin_dir: args.bin_dir,
@@ -345,7 +345,10 @@ fn open_loop_client(args: &RunArgs, asked: Option<Implementation>) -> Result<Imp
 }
 
 /// `--history FILE|none`: the file, none, or where it is not given the default.
-fn history(arg: Option<PathBuf>, default: impl FnOnce() -> Option<PathBuf>) -> Option<PathBuf> {
+fn history_file(
+    arg: Option<PathBuf>,
+    default: impl FnOnce() -> Option<PathBuf>,
+) -> Option<PathBuf> {
     match arg {
         Some(file) if file.as_os_str() == "none" => None,
         Some(file) => Some(file),
@@ -427,7 +430,7 @@ pub fn check(args: CheckArgs) -> Result<check::Options> {
     // The candidate's machine's history, where the two runs have one.
     let candidate = crate::results::file::named(&args.results[args.results.len() - 1]);
     let beside = history::beside(candidate.parent().unwrap_or(Path::new(".")));
-    let history = history(args.history, || {
+    let history = history_file(args.history, || {
         (pair.is_none() && beside.exists()).then_some(beside)
     });
     if history.is_some() && pair.is_some() {
