@@ -52,6 +52,25 @@ pub enum Command {
     /// The history of runs: every finished run is appended to it; import
     /// results folders made before, or list what it holds.
     History(HistoryArgs),
+    /// Builds a static site of the history: an index of the runs by
+    /// machine and what moved, a page per implementation with trend charts,
+    /// a page per run beside its report, and comparisons of runs. It needs
+    /// no server (file:// or any static host).
+    Site(SiteArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SiteArgs {
+    /// The folder it is written to (its pages are replaced).
+    #[arg(long, value_name = "DIR", default_value = "results/site")]
+    pub out: PathBuf,
+    /// The history it shows.
+    #[arg(long, value_name = "FILE", default_value = "results/history.sqlite")]
+    pub history: PathBuf,
+    /// The rendered book (`mdbook build docs`) to copy in and link from
+    /// every page, or none.
+    #[arg(long, value_name = "DIR|none", default_value = "docs/book")]
+    pub book: String,
 }
 
 #[derive(Debug, Args)]

@@ -4,7 +4,7 @@
 //! checks the ranks):
 //! - the command line ([`cli`]) and the options it becomes ([`options`]);
 //! - the commands: [`run`] (plan, prepare, execute, finish), [`bisect`],
-//!   [`list`];
+//!   [`list`], [`site`];
 //! - the readers of results: [`report`], [`check`], [`history`];
 //! - one repetition and the plan of a run: [`plan`], [`repetition`] (what
 //!   the loop asks of a [`repetition::Measure`]; real: [`pair`], over
@@ -48,6 +48,7 @@ pub mod results;
 pub mod revision;
 pub mod run;
 pub mod shell;
+pub mod site;
 pub mod stats;
 pub mod upkeep;
 pub mod versions;

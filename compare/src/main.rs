@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use compare::cli::{Cli, Command, HistoryCommand};
 use compare::history::History;
-use compare::{bisect, check, history, list, options, report, run};
+use compare::{bisect, check, history, list, options, report, run, site};
 
 fn main() -> ExitCode {
     let outcome = match Cli::parse().command {
@@ -32,6 +32,9 @@ fn main() -> ExitCode {
             }
             Ok(0)
         }),
+        Command::Site(args) => {
+            site::build(&options::site(args), |line| println!("{line}")).map(|_| 0)
+        }
         Command::Report(args) => {
             options::report(args)
                 .and_then(|o| report::report(&o))

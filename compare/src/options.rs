@@ -11,14 +11,16 @@ use pingpong::protocol::MAX_IN_FLIGHT;
 use pingpong::server::Shape;
 
 use crate::adapters::ADAPTERS;
-use crate::cli::{BisectArgs, CheckArgs, Cli, Command, Precision, ReportArgs, RunArgs};
+use crate::cli::{BisectArgs, CheckArgs, Cli, Command, Precision, ReportArgs, RunArgs, SiteArgs};
 use crate::external::External;
 use crate::implementation::{Implementation, Spec, Versions, split_list};
 use crate::matrix::Load;
 use crate::results::{Config, ReleaseRange, Skipped, TlsSettings};
 use crate::revision::{self, Source};
 use crate::shell::shell_words;
-use crate::{bisect, check, defaults, history, matrix, placement, releases, remote, report, run};
+use crate::{
+    bisect, check, defaults, history, matrix, placement, releases, remote, report, run, site,
+};
 
 pub fn run(args: RunArgs) -> Result<run::Options> {
     let start = match args.resume {
@@ -461,6 +463,14 @@ pub fn report(args: ReportArgs) -> Result<report::Options> {
         out,
         reference: args.reference,
     })
+}
+
+pub fn site(args: SiteArgs) -> site::Options {
+    site::Options {
+        history: args.history,
+        out: args.out,
+        book: (args.book != "none").then(|| args.book.into()),
+    }
 }
 
 /// This process's command line as a shell reads it back: words quoted

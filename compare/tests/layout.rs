@@ -521,7 +521,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["child", "repetition", "pair", "plan", "progress"],
     ),
     ("the readers of results", &["history", "report", "check"]),
-    ("the commands", &["run", "bisect", "list"]),
+    ("the commands", &["run", "bisect", "list", "site"]),
     ("the command line", &["cli", "options"]),
 ];
 

@@ -12,11 +12,10 @@ use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 
-use crate::defaults;
 use crate::history::{self, History};
 use crate::named::Named;
 use crate::results::Results;
-use verdicts::Render;
+use verdicts::{Render, Sides, Thresholds};
 
 /// How `compare check` prints its comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,7 +83,7 @@ pub fn check(options: Options) -> Result<Outcome> {
             Ok((file.display().to_string(), Results::load(&file)?))
         })
         .collect::<Result<_>>()?;
-    let mut sides = match (&loaded[..], &options.pair) {
+    let sides = match (&loaded[..], &options.pair) {
         ([(name, run)], Some((baseline, candidate))) => {
             verdicts::within(name, run, baseline, candidate)?
         }
@@ -92,20 +91,14 @@ pub fn check(options: Options) -> Result<Outcome> {
             for warning in verdicts::differences(b, c) {
                 eprintln!("warning: {warning}");
             }
-            verdicts::between(bn, b, cn, c)
+            let history = options.history.as_deref().map(History::open).transpose()?;
+            between_runs((bn, b), (cn, c), history.as_ref())?
         }
         _ => bail!("give one results file with --baseline and --candidate, or two without"),
     };
-    if let (Some(path), [_, (_, candidate)]) = (&options.history, &loaded[..]) {
-        let history = History::open(path)?;
-        let machine = history::fingerprint(&candidate.host);
-        sides.learn(|cell| history.past(&machine, cell, &candidate.config.started))?;
-    }
-    let thresholds = verdicts::Thresholds {
-        timed: options.threshold.unwrap_or(match options.pair {
-            Some(_) => defaults::PAIRED_THRESHOLD_PERCENT / 100.0,
-            None => defaults::THRESHOLD_PERCENT / 100.0,
-        }),
+    let defaults = verdicts::default_thresholds(options.pair.is_some());
+    let thresholds = Thresholds {
+        timed: options.threshold.unwrap_or(defaults.timed),
         counted: options.counted_threshold,
     };
     let comparison = verdicts::judge(&sides, thresholds, options.confidence)?;
@@ -115,6 +108,22 @@ pub fn check(options: Options) -> Result<Outcome> {
     } else {
         Outcome::Clean
     })
+}
+
+/// Two runs' sides, matched by implementation and load; where `history`
+/// holds enough past runs of a candidate cell on the candidate's machine,
+/// the cell's timed threshold is learned from them.
+pub fn between_runs<'a>(
+    (bn, b): (&str, &'a Results),
+    (cn, c): (&str, &'a Results),
+    history: Option<&History>,
+) -> Result<Sides<'a>> {
+    let mut sides = verdicts::between(bn, b, cn, c);
+    if let Some(history) = history {
+        let machine = history::fingerprint(&c.host);
+        sides.learn(|cell| history.past(&machine, cell, &c.config.started))?;
+    }
+    Ok(sides)
 }
 
 #[cfg(test)]

@@ -31,6 +31,18 @@ pub struct Thresholds {
     pub counted: f64,
 }
 
+/// The smallest changes that count by default: between two runs, or
+/// between two sides of one run, which ran interleaved (paired).
+pub fn default_thresholds(paired: bool) -> Thresholds {
+    Thresholds {
+        timed: match paired {
+            true => defaults::PAIRED_THRESHOLD_PERCENT,
+            false => defaults::THRESHOLD_PERCENT,
+        } / 100.0,
+        counted: defaults::COUNTED_THRESHOLD_PERCENT / 100.0,
+    }
+}
+
 /// Everything judged, and everything that could not be.
 pub struct Comparison {
     pub baseline_name: String,

@@ -19,7 +19,7 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params, params_from_iter};
 use sha2::{Digest, Sha256};
 
-use crate::results::{Cell, Host, Results, Run, Status};
+use crate::results::{Cell, Host, Results, Run, Status, Summary};
 use crate::{defaults, stats};
 
 /// The schema's version, as `PRAGMA user_version` keeps it.
@@ -279,20 +279,22 @@ pub struct Series {
 /// A run of a series' cell.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Point {
+    /// The run's id in the history.
+    pub run: i64,
     pub started: String,
     /// The suite's commit that ran it.
     pub commit: Option<String>,
     /// The implementation's resolved version.
     pub version: String,
-    /// The median MiB/s of its repetitions.
-    pub mib_per_s: f64,
+    /// The MiB/s of its repetitions: median, min and max.
+    pub mib_per_s: Summary,
 }
 
 impl History {
     /// Every cell's series: its ok runs on each machine, oldest first.
     pub fn series(&self) -> Result<Vec<Series>> {
         let mut statement = self.db.prepare(
-            "SELECT machine.fingerprint, run.started, run.suite_commit, cell.record
+            "SELECT machine.fingerprint, run.id, run.started, run.suite_commit, cell.record
              FROM cell JOIN run ON run.id = cell.run JOIN machine ON machine.id = run.machine
              WHERE cell.status = 'ok' AND cell.mib_per_s IS NOT NULL
              ORDER BY run.started, run.id, cell.position",
@@ -300,20 +302,22 @@ impl History {
         let rows = statement.query_map([], |r| {
             Ok((
                 r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, Option<String>>(2)?,
-                r.get::<_, String>(3)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, Option<String>>(3)?,
+                r.get::<_, String>(4)?,
             ))
         })?;
         // By machine and cell identity; in that order.
         let mut all: BTreeMap<String, Series> = BTreeMap::new();
         for row in rows {
-            let (machine, started, commit, record) = row?;
+            let (machine, run, started, commit, record) = row?;
             let cell: Cell = serde_json::from_str(&record)?;
-            let Some(mib_per_s) = cell.mib_per_s.as_ref().map(|s| s.median) else {
+            let Some(mib_per_s) = cell.mib_per_s else {
                 continue;
             };
             let point = Point {
+                run,
                 started,
                 commit,
                 version: cell.version.clone(),
@@ -332,46 +336,94 @@ impl History {
     }
 }
 
-/// The steps in every series of MiB/s with enough runs, each "near" the
-/// run it begins with, and what changed across it: the implementation's
-/// version (with the bisect that would pin it), the suite, or neither.
-pub fn steps(history: &History) -> Result<String> {
-    let fewest = defaults::HISTORY_FEWEST_RUNS / 2;
-    let floor = defaults::HISTORY_FLOOR_PERCENT / 100.0;
-    let all = history.series()?;
-    let mut out = String::new();
-    let (mut judged, mut steps) = (0, 0);
-    for series in &all {
-        let values: Vec<f64> = series.points.iter().map(|p| p.mib_per_s).collect();
-        if values.len() < 2 * fewest {
-            continue;
+/// A step in a series: where its level of MiB/s moved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// The point it begins with: its estimate, "near" that run.
+    pub at: usize,
+    /// The medians of the points on either side, up to the next steps.
+    pub before: f64,
+    pub after: f64,
+    /// What changed across it: the version, with the bisect that would pin
+    /// it, the suite, or neither.
+    pub cause: String,
+}
+
+impl Series {
+    /// Its steps; none where it has too few runs to tell (see [`judged`]).
+    pub fn steps(&self) -> Vec<Step> {
+        if !judged(self) {
+            return Vec::new();
         }
-        judged += 1;
-        let found = stats::steps(&values, fewest, floor);
-        steps += found.len();
+        let values: Vec<f64> = self.points.iter().map(|p| p.mib_per_s.median).collect();
+        let found = stats::steps(
+            &values,
+            defaults::HISTORY_FEWEST_RUNS / 2,
+            defaults::HISTORY_FLOOR_PERCENT / 100.0,
+        );
         let mut edges = vec![0];
         edges.extend(&found);
         edges.push(values.len());
-        for (i, &at) in found.iter().enumerate() {
-            let level = |a: usize, b: usize| stats::median(&values[a..b]).unwrap_or(0.0);
-            let (before, after) = (level(edges[i], at), level(at, edges[i + 2]));
-            let (last, first) = (&series.points[at - 1], &series.points[at]);
+        let level = |a: usize, b: usize| stats::median(&values[a..b]).unwrap_or(0.0);
+        found
+            .iter()
+            .enumerate()
+            .map(|(i, &at)| Step {
+                at,
+                before: level(edges[i], at),
+                after: level(at, edges[i + 2]),
+                cause: cause(&self.cell, &self.points[at - 1], &self.points[at]),
+            })
+            .collect()
+    }
+}
+
+/// Whether a series has runs enough for its steps to be looked for: half
+/// the runs a learned threshold needs, on either side of a step.
+pub fn judged(series: &Series) -> bool {
+    series.points.len() >= 2 * (defaults::HISTORY_FEWEST_RUNS / 2)
+}
+
+impl Step {
+    /// The change across it, as a signed fraction.
+    pub fn change(&self) -> f64 {
+        self.after / self.before - 1.0
+    }
+}
+
+/// The steps in every series of MiB/s with enough runs, each "near" the
+/// run it begins with, and what changed across it.
+pub fn steps(history: &History) -> Result<String> {
+    let all = history.series()?;
+    let mut out = String::new();
+    let (mut judged_series, mut steps) = (0, 0);
+    for series in all.iter().filter(|s| judged(s)) {
+        judged_series += 1;
+        for step in series.steps() {
+            steps += 1;
+            let (last, first) = (&series.points[step.at - 1], &series.points[step.at]);
             out += &format!(
-                "{} on machine {}: MiB/s {} {:.0}% near the run of {} ({before:.0} -> {after:.0} \
+                "{} on machine {}: MiB/s {} {:.0}% near the run of {} ({:.0} -> {:.0} \
                  MiB/s, the medians of the runs either side; the last run before: {})\n  {}\n",
                 series.cell.label(),
                 series.machine,
-                if after < before { "down" } else { "up" },
-                (after / before - 1.0).abs() * 100.0,
+                if step.after < step.before {
+                    "down"
+                } else {
+                    "up"
+                },
+                step.change().abs() * 100.0,
                 first.started,
+                step.before,
+                step.after,
                 last.started,
-                cause(&series.cell, last, first)
+                step.cause
             );
         }
     }
     Ok(format!(
-        "{out}{steps} step(s) in {judged} series of {} or more runs ({} series in all)\n",
-        2 * fewest,
+        "{out}{steps} step(s) in {judged_series} series of {} or more runs ({} series in all)\n",
+        2 * (defaults::HISTORY_FEWEST_RUNS / 2),
         all.len()
     ))
 }
@@ -840,40 +892,5 @@ mod tests {
             "the page names the version"
         );
         assert!(SCHEMA.contains(&format!("version {VERSION} (PRAGMA user_version)")));
-    }
-
-    #[test]
-    fn every_committed_report_comes_back_out_of_the_history_as_its_results_file() {
-        let path = fresh("committed");
-        let mut history = History::open(&path).unwrap();
-        let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports");
-        // Every results file under reports/, however deep.
-        fn count(dir: &Path) -> usize {
-            let own = crate::results::file::named(dir);
-            if crate::results::file::stored(&own) {
-                return 1;
-            }
-            std::fs::read_dir(dir)
-                .unwrap()
-                .map(|e| e.unwrap().path())
-                .filter(|p| p.is_dir())
-                .map(|p| count(&p))
-                .sum()
-        }
-        let committed = count(&reports);
-        let mut said = Vec::new();
-        import::folders(&mut history, &[reports], |line| said.push(line.to_string())).unwrap();
-        let entries = history.entries().unwrap();
-        assert_eq!(said.len(), entries.len());
-        assert!(
-            committed >= 38 && entries.len() == committed,
-            "{} of {committed}",
-            entries.len()
-        );
-        for entry in entries {
-            let kept = Results::load(Path::new(&entry.source)).unwrap();
-            let back = history.load(entry.id).unwrap();
-            assert!(json(&back) == json(&kept), "{} differs", entry.source);
-        }
     }
 }

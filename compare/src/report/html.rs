@@ -35,21 +35,25 @@ document.getElementById('self-check').textContent=\
 `tables=${document.querySelectorAll('table').length} charts=${charts.length} drawn=${drawn} \
 fetched=${performance.getEntriesByType('resource').length}`;});";
 
-fn render(document: &Document) -> String {
-    let results = document.results;
-    let header = Header::of(results);
-    let mut out = String::new();
-    let _ = write!(
-        out,
+/// A page's start, to its body: the style with `more_style`, a content
+/// security policy that lets nothing be fetched, and `script` inline.
+pub fn head(title: &str, more_style: &str, script: &str) -> String {
+    format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n\
          <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
          style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n\
          <meta name=\"viewport\" content=\"width=device-width\">\n\
-         <title>{}</title>\n<style>{STYLE}</style>\n<script>{SELF_CHECK}</script>\n</head><body>\n\
-         <h1>{}</h1>\n<ul>\n",
-        escape(&header.title),
-        escape(&header.title)
-    );
+         <title>{}</title>\n<style>{STYLE}{more_style}</style>\n<script>{script}</script>\n\
+         </head><body>\n",
+        escape(title)
+    )
+}
+
+fn render(document: &Document) -> String {
+    let results = document.results;
+    let header = Header::of(results);
+    let mut out = head(&header.title, "", SELF_CHECK);
+    let _ = write!(out, "<h1>{}</h1>\n<ul>\n", escape(&header.title));
     for (name, value) in &header.lines {
         let _ = writeln!(out, "<li>{}: {}</li>", escape(name), escape(value));
     }
@@ -77,7 +81,7 @@ fn render(document: &Document) -> String {
     out
 }
 
-fn section(out: &mut String, heading: &str, grids: &[Grid]) {
+pub fn section(out: &mut String, heading: &str, grids: &[Grid]) {
     let _ = writeln!(out, "<h2>{}</h2>", escape(heading));
     for grid in grids {
         let _ = writeln!(out, "<h3>{}</h3>\n<table>\n<tr>", escape(&grid.title));
@@ -101,7 +105,7 @@ fn section(out: &mut String, heading: &str, grids: &[Grid]) {
     }
 }
 
-fn escape(text: &str) -> String {
+pub fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

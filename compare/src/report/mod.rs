@@ -9,10 +9,11 @@ mod csv;
 mod document;
 pub mod grid;
 mod header;
-mod html;
+pub mod html;
 mod json;
 mod markdown;
 mod open_loop;
+pub mod over_runs;
 mod sections;
 mod shapes;
 mod svg;
@@ -30,6 +31,7 @@ use crate::named::Named;
 use crate::results::Results;
 use document::{Document, Export};
 use grid::View;
+pub use sections::headline;
 
 /// A format `compare report` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -44,6 +44,14 @@ pub fn report_sections(views: &[View], reference: &str) -> Vec<(String, Vec<Grid
     .collect()
 }
 
+/// A run's throughput tables, each workload's: the run in brief.
+pub fn headline(results: &Results) -> Vec<Grid> {
+    View::all(results)
+        .iter()
+        .flat_map(|v| closed(v, |v| v.throughput()))
+        .collect()
+}
+
 /// `tables` of a closed-loop workload; none of an open-loop one.
 fn closed(view: &View, tables: impl Fn(&View) -> Vec<Grid>) -> Vec<Grid> {
     match view.workload.rate {

@@ -36,7 +36,7 @@ const SIZE: (u32, u32) = (960, 440);
 const PLOT_WIDTH: u32 = 790;
 
 /// Tableau 10 and two darker colours, one per adapter in `compare list` order.
-const PALETTE: [RGBColor; 12] = [
+pub(super) const PALETTE: [RGBColor; 12] = [
     RGBColor(0x4e, 0x79, 0xa7),
     RGBColor(0xf2, 0x8e, 0x2b),
     RGBColor(0xe1, 0x57, 0x59),
@@ -627,7 +627,10 @@ fn chart_of(
 }
 
 /// The plot's caption, margins and label areas, the same in every chart.
-fn frame<'a, 'b>(area: &'a Area<'b>, caption: &str) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
+pub(super) fn frame<'a, 'b>(
+    area: &'a Area<'b>,
+    caption: &str,
+) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
     let mut builder = ChartBuilder::on(area);
     builder
         .caption(caption, ("sans-serif", 20))
@@ -700,6 +703,6 @@ fn legend(area: &Area, view: &View, named: &[String], marks: [&str; 2]) -> Resul
     Ok(())
 }
 
-fn draw<E: std::fmt::Debug>(e: E) -> anyhow::Error {
+pub(super) fn draw<E: std::fmt::Debug>(e: E) -> anyhow::Error {
     anyhow!("drawing a chart: {e:?}")
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use super::grid::{Entry, Grid, figure, plural};
 use super::open_loop::runs_median;
-use crate::check::verdicts::{Finding, Thresholds, badness, judge, within};
+use crate::check::verdicts::{Finding, badness, default_thresholds, judge, within};
 use crate::defaults;
 use crate::implementation::{Spec, Versions};
 use crate::matrix::{Load, Workload};
@@ -47,10 +47,7 @@ pub fn cell<'a>(
 
 /// Every step of every range that clears the noise, worst first.
 pub fn steps(results: &Results) -> Vec<Step> {
-    let thresholds = Thresholds {
-        timed: defaults::PAIRED_THRESHOLD_PERCENT / 100.0,
-        counted: defaults::COUNTED_THRESHOLD_PERCENT / 100.0,
-    };
+    let thresholds = default_thresholds(true);
     let mut steps = Vec::new();
     for range in &results.config.releases {
         let names = range.names();

@@ -398,3 +398,63 @@ pub fn left_marked(mark: &str) -> Vec<String> {
             .is_ok_and(|env| env.split(|&b| b == 0).any(|e| e == entry.as_bytes()))
     })
 }
+
+/// Debian's chromium, which `scripts/test.sh` installs where it is missing.
+fn chromium() -> PathBuf {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .find_map(|name| which::which(name).ok())
+        .expect("no chromium: scripts/test.sh installs Debian's chromium package")
+}
+
+/// A page as a real browser made it, and what its console said.
+pub struct Browsed {
+    pub dom: String,
+    /// The console's messages, as chromium logs them.
+    pub console: Vec<String>,
+}
+
+impl Browsed {
+    /// What the page's script wrote into `#self-check` once loaded.
+    pub fn self_check(&self) -> &str {
+        self.dom
+            .split("<pre id=\"self-check\">")
+            .nth(1)
+            .and_then(|rest| rest.split("</pre>").next())
+            .expect("the page's self-check ran")
+    }
+}
+
+/// Opens `page` in headless chromium with a profile of its own, no
+/// network, and its console logged.
+pub fn browse(page: &Path, profile: &Path) -> Browsed {
+    let output = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("running chromium");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    Browsed {
+        dom: String::from_utf8_lossy(&output.stdout).into_owned(),
+        console: stderr
+            .lines()
+            .filter(|l| l.contains(":CONSOLE"))
+            .map(String::from)
+            .collect(),
+    }
+}

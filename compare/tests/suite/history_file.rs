@@ -92,6 +92,47 @@ fn finished_runs_are_kept_beside_their_folders_and_check_says_which_rule_decided
         "{table}"
     );
 
+    // The site shows both runs, each beside its report, and judges one
+    // against the other.
+    let site = dir.join("site");
+    let args = [
+        &["site", "--out", site.to_str().unwrap(), "--book", "none"],
+        &history_arg[..],
+    ]
+    .concat();
+    let output = compare(&args);
+    assert_ok(&output, &args);
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        said.contains("2 run(s) read") && said.contains("every link checked"),
+        "{said}"
+    );
+    let read = |page: &str| std::fs::read_to_string(site.join(page)).unwrap();
+    let index = read("index.html");
+    let slugs: Vec<&str> = index
+        .split("href=\"runs/")
+        .skip(1)
+        .filter_map(|rest| rest.split('/').next())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(slugs.len(), 2, "{index}");
+    for slug in &slugs {
+        let run = read(&format!("runs/{slug}/index.html"));
+        assert!(
+            run.contains("--runtimes mio") && run.contains("report.html"),
+            "{run}"
+        );
+        assert!(read(&format!("runs/{slug}/report.html")).contains("<svg"));
+    }
+    let comparison = read(&format!("comparisons/{}--{}.html", slugs[0], slugs[1]));
+    assert!(
+        comparison.contains("mio, 1 thread, 10 connections") && comparison.contains("5% (default)"),
+        "{comparison}"
+    );
+    let mio = read("implementations/mio.html");
+    assert!(mio.contains("<svg") && mio.contains("2 runs"), "{mio}");
+
     // Kept nowhere with --history none; a folder that holds no results is
     // refused by name.
     run_mio(&dir.join("c"), "1", &["--history", "none"]);

@@ -14,6 +14,7 @@ mod knobs;
 mod open_loop;
 mod report;
 mod run;
+mod site;
 mod tls;
 mod two_hosts;
 mod unavailable;

@@ -2,10 +2,8 @@
 //! in a real browser, the committed reference report regenerated
 //! byte-for-byte, and clear errors for bad input.
 
+use crate::common::{assert_ok, browse, compare, out_dir};
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-use crate::common::{assert_ok, compare, out_dir};
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small/results.json")
@@ -64,58 +62,16 @@ fn every_format_is_written_and_well_formed() {
     assert!(md.contains("| threads | mio | tokio | monoio |"));
 }
 
-/// Debian's chromium, which `scripts/test.sh` installs where it is missing.
-fn chromium() -> PathBuf {
-    ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .find_map(|name| {
-            let found = Command::new("which").arg(name).output().ok()?;
-            found
-                .status
-                .success()
-                .then(|| PathBuf::from(String::from_utf8_lossy(&found.stdout).trim()))
-        })
-        .expect("no chromium: scripts/test.sh installs Debian's chromium package")
-}
-
 #[test]
 fn the_html_page_renders_in_a_real_browser_with_nothing_fetched() {
     let out = out_dir("report-html");
     report_ok(&[fixture().to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    // A browser is heavy: not while another test measures.
-    let page = out.join("report.html");
-    let profile = out.join("chromium-profile");
-    let dom = Command::new(chromium())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--virtual-time-budget=5000",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .expect("running chromium");
-    assert!(
-        dom.status.success(),
-        "{}",
-        String::from_utf8_lossy(&dom.stderr)
-    );
-    let dom = String::from_utf8_lossy(&dom.stdout);
-    let check = dom
-        .split("<pre id=\"self-check\">")
-        .nth(1)
-        .and_then(|rest| rest.split("</pre>").next())
-        .expect("the page's self-check ran");
+    let page = browse(&out.join("report.html"), &out.join("chromium-profile"));
+    let check = page.self_check();
     // 2 throughput, 2 relative, 4 detailed and 4 cost tables; 2 charts, both
     // drawn, nothing fetched.
     assert_eq!(check, "tables=12 charts=2 drawn=2 fetched=0", "{check}");
+    assert!(page.console.is_empty(), "{:?}", page.console);
 }
 
 #[test]

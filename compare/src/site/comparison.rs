@@ -1,0 +1,190 @@
+//! The comparison pages: `compare check`'s judgement of two runs on one
+//! machine (each cell's threshold learned from the history where it holds
+//! enough past runs), or of two consecutive releases inside one run
+//! (paired); and the page that chooses any two runs of a machine.
+
+use anyhow::Result;
+
+use super::model::{Comparison, Run, Site};
+use super::page::{Page, slug};
+use crate::check::between_runs;
+use crate::check::verdicts::{self, default_thresholds, judge, within};
+use crate::defaults;
+use crate::history::History;
+use crate::report::html::escape;
+
+/// Every two runs of one machine that share a measured cell with runs
+/// enough for an interval (the older the baseline), and every two
+/// consecutive releases inside a run.
+pub fn all(runs: &[Run], history: &History) -> Result<Vec<Comparison>> {
+    let measured: Vec<_> = runs.iter().map(Run::measured).collect();
+    let mut all = Vec::new();
+    for (c, candidate) in runs.iter().enumerate() {
+        for (b, baseline) in runs[..c].iter().enumerate() {
+            if baseline.machine != candidate.machine || measured[b].is_disjoint(&measured[c]) {
+                continue;
+            }
+            let sides = between_runs(
+                (&baseline.title(), &baseline.results),
+                (&candidate.title(), &candidate.results),
+                Some(history),
+            )?;
+            // Cells in common, but none with runs enough for an interval.
+            let Ok(judged) = judge(&sides, default_thresholds(false), defaults::CONFIDENCE) else {
+                continue;
+            };
+            all.push(Comparison {
+                name: format!("{}--{}", baseline.slug, candidate.slug),
+                baseline: b,
+                candidate: c,
+                releases: None,
+                warnings: verdicts::differences(&baseline.results, &candidate.results),
+                judged,
+            });
+        }
+        for range in &candidate.results.config.releases {
+            for pair in range.names().windows(2) {
+                let (before, after) = (&pair[0], &pair[1]);
+                // A release that did not build is not in the run.
+                let Ok(sides) = within(&candidate.title(), &candidate.results, before, after)
+                else {
+                    continue;
+                };
+                let Ok(judged) = judge(&sides, default_thresholds(true), defaults::CONFIDENCE)
+                else {
+                    continue;
+                };
+                all.push(Comparison {
+                    name: format!("{}--{}--{}", candidate.slug, slug(before), slug(after)),
+                    baseline: c,
+                    candidate: c,
+                    releases: Some((before.clone(), after.clone())),
+                    warnings: Vec::new(),
+                    judged,
+                });
+            }
+        }
+    }
+    Ok(all)
+}
+
+/// A comparison's page: what was compared, by which rule, and the table.
+pub fn page(site: &Site, c: &Comparison) -> String {
+    let (b, r) = (&site.runs[c.baseline], &site.runs[c.candidate]);
+    let title = match &c.releases {
+        Some((before, after)) => format!("{before} against {after}, in the run of {}", r.title()),
+        None => format!("{} against {}", b.title(), r.title()),
+    };
+    let mut page = Page::new(&title, "../", site.book);
+    let sides = format!(
+        "<p>Baseline: {}; candidate: {}. {}.</p>\n",
+        page.link(&b.page(), &b.title()),
+        page.link(&r.page(), &r.title()),
+        escape(&c.tally())
+    );
+    page.push(&sides);
+    if !c.warnings.is_empty() {
+        page.push("<ul>\n");
+        for warning in &c.warnings {
+            page.push(&format!("<li>warning: {}</li>\n", escape(warning)));
+        }
+        page.push("</ul>\n");
+    }
+    let judged = &c.judged;
+    let preamble: Vec<String> = judged.preamble().lines().skip(2).map(escape).collect();
+    page.push(&format!("<p>{}</p>\n<table>\n<tr>", preamble.join(" ")));
+    for h in judged.header() {
+        page.push(&format!("<th>{}</th>", escape(&h)));
+    }
+    page.push("</tr>\n");
+    for row in judged.rows() {
+        page.push("<tr>");
+        let verdict = row[7].clone();
+        for (i, entry) in row.iter().enumerate() {
+            let class = match (i, verdict.as_str()) {
+                (7, "regressed") => " class=\"regressed\"",
+                (7, "improved") => " class=\"improved\"",
+                _ => "",
+            };
+            page.push(&format!("<td{class}>{}</td>", escape(entry)));
+        }
+        page.push("</tr>\n");
+    }
+    page.push("</table>\n");
+    if !judged.unmatched.is_empty() {
+        page.push(&format!(
+            "<details><summary>{} cell(s) not compared</summary>\n<ul>\n",
+            judged.unmatched.len()
+        ));
+        for u in &judged.unmatched {
+            page.push(&format!("<li>{}</li>\n", escape(u)));
+        }
+        page.push("</ul></details>\n");
+    }
+    page.end()
+}
+
+/// Navigates to the comparison of the two runs chosen, where there is one.
+const CHOOSE: &str = "addEventListener('DOMContentLoaded',()=>{\
+for(const f of document.querySelectorAll('form.choose')){\
+f.addEventListener('submit',e=>{e.preventDefault();\
+const [b,c]=[f.elements.b,f.elements.c].map(s=>s.selectedIndex).sort((x,y)=>x-y);\
+const name=f.elements.b.options[b].value+'--'+f.elements.b.options[c].value;\
+if(JSON.parse(f.dataset.pairs).includes(name)){location.href='comparisons/'+name+'.html';}\
+else{f.querySelector('output').textContent=b==c?'choose two runs':'these two runs have no cell that can be compared';}});}});";
+
+/// The page that chooses two runs of a machine; every comparison listed
+/// too, for a reader without scripts.
+pub fn chooser(site: &Site) -> String {
+    let mut page = Page::with_script("Compare two runs", "", site.book, CHOOSE);
+    page.push(
+        "<p>Choose two runs of one machine: the older is the baseline. Their page is \
+         <code>compare check</code>'s table, each cell's threshold learned from its past runs \
+         where the history holds enough of them.</p>\n",
+    );
+    for (machine, runs) in site.machines() {
+        let pairs: Vec<&Comparison> = site
+            .comparisons
+            .iter()
+            .filter(|c| c.releases.is_none() && site.runs[c.candidate].machine == machine)
+            .collect();
+        page.push(&format!("<h2>Machine {}</h2>\n", escape(machine)));
+        if pairs.is_empty() {
+            page.push("<p>No two runs of it have a cell that can be compared.</p>\n");
+            continue;
+        }
+        let names: Vec<String> = pairs.iter().map(|c| format!("\"{}\"", c.name)).collect();
+        page.push(&format!(
+            "<form class=\"choose\" data-pairs='[{}]'>",
+            names.join(",")
+        ));
+        for (field, picked) in [("b", runs.len().saturating_sub(2)), ("c", runs.len() - 1)] {
+            page.push(&format!("<select name=\"{field}\">"));
+            for (i, run) in runs.iter().enumerate() {
+                let selected = if i == picked { " selected" } else { "" };
+                page.push(&format!(
+                    "<option value=\"{}\"{selected}>{}</option>",
+                    run.slug,
+                    escape(&run.title())
+                ));
+            }
+            page.push("</select> ");
+        }
+        page.push("<button>Compare</button> <output></output></form>\n");
+        page.push(&format!(
+            "<details><summary>Every comparison of this machine ({})</summary>\n<table>\n\
+             <tr><th>baseline</th><th>candidate</th><th>verdicts</th></tr>\n",
+            pairs.len()
+        ));
+        for c in pairs {
+            page.push(&format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                escape(&site.runs[c.baseline].title()),
+                escape(&site.runs[c.candidate].title()),
+                page.link(&c.page(), &c.tally())
+            ));
+        }
+        page.push("</table></details>\n");
+    }
+    page.end()
+}

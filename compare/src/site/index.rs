@@ -1,0 +1,114 @@
+//! The site's index: what moved, each machine's runs over time with the
+//! latest one's tables, and the implementations.
+
+use anyhow::Result;
+
+use super::implementation::{anchor, step_line};
+use super::model::{Site, implementation_page};
+use super::page::Page;
+use crate::history::{Series, Step, judged};
+use crate::report::html::{escape, section};
+
+pub fn page(site: &Site) -> Result<String> {
+    let mut page = Page::new("pingpong: the history of runs", "", site.book);
+    let machines = site.machines();
+    let implementations = site.implementations();
+    page.push(&format!(
+        "<p>{} run(s) on {} machine(s), of {} implementation(s). Figures are compared only \
+         on one machine: a machine is its host name, CPU model, CPUs and kernel.</p>\n",
+        site.runs.len(),
+        site.machines().len(),
+        implementations.len()
+    ));
+    moved(site, &mut page);
+    // The machine that ran last first.
+    let mut machines: Vec<_> = machines.into_iter().collect();
+    machines.sort_by_key(|(_, runs)| {
+        std::cmp::Reverse(runs.last().map(|r| r.results.config.started.clone()))
+    });
+    for (machine, runs) in &machines {
+        let Some(latest) = runs.last() else { continue };
+        let host = &latest.results.host;
+        page.push(&format!(
+            "<h2>Machine {}</h2>\n<p>{}, {}, {} CPU(s), kernel {}. The latest run: {}.</p>\n",
+            escape(machine),
+            escape(host.name.as_deref().unwrap_or("unnamed")),
+            escape(host.cpu_model.as_deref().unwrap_or("unknown CPU")),
+            host.logical_cpus.map_or("?".into(), |n| n.to_string()),
+            escape(host.kernel.as_deref().unwrap_or("unknown")),
+            page.link(&latest.page(), &latest.title())
+        ));
+        let mut text = String::new();
+        let headline = crate::report::headline(&latest.results);
+        if !headline.is_empty() {
+            section(&mut text, "Its latest tables", &headline);
+        }
+        page.push(&text);
+        page.push(
+            "<h3>Its runs, newest first</h3>\n<table>\n<tr><th>run</th><th>command</th>\
+             <th>cells</th><th>against the run before</th></tr>\n",
+        );
+        for (i, run) in runs.iter().enumerate().rev() {
+            let before = i.checked_sub(1).and_then(|b| {
+                let b = runs[b];
+                site.comparisons.iter().find(|c| {
+                    c.releases.is_none()
+                        && site.runs[c.baseline].slug == b.slug
+                        && site.runs[c.candidate].slug == run.slug
+                })
+            });
+            page.push(&format!(
+                "<tr><td>{}</td><td class=\"text\"><code>{}</code></td><td>{}</td><td>{}</td></tr>\n",
+                page.link(&run.page(), &super::page::when(&run.results.config.started)),
+                escape(&run.results.config.command),
+                run.results.cells.len(),
+                before
+                    .map(|c| page.link(&c.page(), &c.tally()))
+                    .unwrap_or_else(|| "-".into())
+            ));
+        }
+        page.push("</table>\n");
+    }
+    page.push("<h2>Implementations</h2>\n<ul>\n");
+    for (name, series) in &implementations {
+        page.push(&format!(
+            "<li>{}: {} cell series</li>\n",
+            page.link(&implementation_page(name), name),
+            series.len()
+        ));
+    }
+    page.push("</ul>\n");
+    Ok(page.end())
+}
+
+/// Every step of every series, the largest first.
+fn moved(site: &Site, page: &mut Page) {
+    let mut steps: Vec<(&Series, Step)> = site
+        .series
+        .iter()
+        .flat_map(|s| s.steps().into_iter().map(move |step| (s, step)))
+        .collect();
+    steps.sort_by(|a, b| b.1.change().abs().total_cmp(&a.1.change().abs()));
+    let looked = site.series.iter().filter(|s| judged(s)).count();
+    page.push(&format!(
+        "<h2>What moved</h2>\n<p>{} step(s) in the {looked} series of 6 or more runs.</p>\n",
+        steps.len()
+    ));
+    if steps.is_empty() {
+        return;
+    }
+    page.push("<ul>\n");
+    for (series, step) in steps {
+        let cell = page.link(
+            &format!(
+                "{}#{}",
+                implementation_page(&series.cell.implementation),
+                anchor(series)
+            ),
+            &series.cell.label(),
+        );
+        let line = step_line(site, page, series, &step);
+        page.push(&format!("<li>{cell}: {line}</li>\n"));
+    }
+    page.push("</ul>\n");
+}

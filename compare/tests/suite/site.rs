@@ -1,0 +1,133 @@
+//! The site of the committed reports, built by the committed command
+//! (`scripts/site.sh`, whose build checks every link): the history it
+//! imports gives back every report's results file as it was, and the
+//! index, an implementation's page, a comparison, a run and the chooser
+//! open in a real browser with no error, nothing fetched, every chart drawn.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use compare::history::History;
+use compare::results::Results;
+
+use crate::common::{Browsed, browse, out_dir};
+
+/// How many results files lie under `dir`, however deep.
+fn results_files(dir: &Path) -> usize {
+    let own = compare::results::file::named(dir);
+    if compare::results::file::stored(&own) {
+        return 1;
+    }
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .map(|p| results_files(&p))
+        .sum()
+}
+
+/// The counts a page's self-check wrote ("tables=3 charts=2 ...").
+fn counts(page: &Browsed) -> BTreeMap<String, usize> {
+    page.self_check()
+        .split_whitespace()
+        .filter_map(|pair| {
+            let (name, n) = pair.split_once('=')?;
+            Some((name.to_string(), n.parse().ok()?))
+        })
+        .collect()
+}
+
+/// The first link of `page` into `folder` (from the site's top).
+fn first_link(page: &Browsed, folder: &str) -> String {
+    let start = format!("href=\"{folder}");
+    let rest = page
+        .dom
+        .split(&start)
+        .nth(1)
+        .unwrap_or_else(|| panic!("no link into {folder}"));
+    format!("{folder}{}", rest.split(['"', '#']).next().unwrap())
+}
+
+/// Opens a page of the site and asserts it loaded without fault.
+fn open_clean(site: &Path, page: &str, profile: &Path) -> (Browsed, BTreeMap<String, usize>) {
+    let browsed = browse(&site.join(page), profile);
+    let found = counts(&browsed);
+    assert_eq!(
+        found.get("errors"),
+        Some(&0),
+        "{page}: {}",
+        browsed.self_check()
+    );
+    assert_eq!(
+        found.get("fetched"),
+        Some(&0),
+        "{page}: {}",
+        browsed.self_check()
+    );
+    assert_eq!(
+        found.get("drawn"),
+        found.get("charts"),
+        "{page}: {}",
+        browsed.self_check()
+    );
+    assert!(browsed.console.is_empty(), "{page}: {:?}", browsed.console);
+    (browsed, found)
+}
+
+#[test]
+fn the_committed_reports_come_back_out_of_the_history_and_make_a_site_a_browser_reads() {
+    let workspace: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let dir = out_dir("site-committed");
+    let site = dir.join("site");
+    let output = Command::new(workspace.join("scripts/site.sh"))
+        .arg(&site)
+        .env("COMPARE", env!("CARGO_BIN_EXE_compare"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(said.contains("every link checked"), "{said}");
+
+    // Every committed run went in, and comes back out as its file was.
+    let history = History::open(&dir.join("site.history.sqlite")).unwrap();
+    let entries = history.entries().unwrap();
+    let committed = results_files(&workspace.join("reports"));
+    assert!(
+        committed >= 38 && entries.len() == committed,
+        "{} of {committed}",
+        entries.len()
+    );
+    let json = |r: &Results| serde_json::to_value(r).unwrap();
+    for entry in entries {
+        let kept = Results::load(&workspace.join(&entry.source)).unwrap();
+        let back = history.load(entry.id).unwrap();
+        assert!(json(&back) == json(&kept), "{} differs", entry.source);
+    }
+    let profile = dir.join("chromium-profile");
+    let (index, found) = open_clean(&site, "index.html", &profile);
+    assert!(found["tables"] > 0, "{}", index.self_check());
+    assert!(index.dom.contains("href=\"book/index.html\""));
+    assert!(site.join("book/index.html").is_file());
+
+    // mio ran on every machine: its page has trend charts, all drawn.
+    assert!(index.dom.contains("href=\"implementations/mio.html\""));
+    let (_, found) = open_clean(&site, "implementations/mio.html", &profile);
+    assert!(found["charts"] > 0);
+
+    let comparison = first_link(&index, "comparisons/");
+    let (page, found) = open_clean(&site, &comparison, &profile);
+    assert!(
+        found["tables"] == 1 && page.dom.contains("verdict"),
+        "{comparison}"
+    );
+
+    let run = first_link(&index, "runs/");
+    let (page, _) = open_clean(&site, &run, &profile);
+    assert!(page.dom.contains("href=\"report.html\""), "{run}");
+    open_clean(&site, "compare.html", &profile);
+}
