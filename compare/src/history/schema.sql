@@ -1,6 +1,9 @@
--- The history's schema, version 1 (PRAGMA user_version). Every figure
--- lies in a column where tables and trends query it, and whole in the
--- record beside it, so that a run read back is its results.json again.
+-- The history's schema, version 1 (PRAGMA user_version; in PostgreSQL the
+-- table history_version). Every figure lies in a column where tables and
+-- trends query it, and whole in the record beside it, so that a run read
+-- back is its results.json again. Written for SQLite; in PostgreSQL every
+-- INTEGER is a BIGINT, an INTEGER PRIMARY KEY a BIGINT identity, REAL
+-- DOUBLE PRECISION and BLOB BYTEA (store.rs, Store::dialect).
 
 -- A machine, as the runs found it: only runs of one fingerprint compare.
 CREATE TABLE machine (
@@ -57,7 +60,7 @@ CREATE TABLE cell (
     threads INTEGER NOT NULL,
     connections INTEGER NOT NULL,
     block INTEGER NOT NULL,
-    window INTEGER NOT NULL,
+    "window" INTEGER NOT NULL,
     rate INTEGER,
     churn INTEGER,
     tls TEXT,

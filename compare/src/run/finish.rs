@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::Result;
 
 use super::execute::Ended;
-use crate::history::History;
+use crate::history::{History, Location};
 use crate::named::Named;
 use crate::report::{self, Format};
 use crate::results::{Results, Status};
@@ -97,15 +97,15 @@ pub fn finish(
 /// Appends the run to the history. A history that cannot take it loses
 /// nothing: the results file is saved, and the warning says how to import it.
 fn append(results: &Results, path: &Path, history: &Path) {
+    let history = Location::from(history);
     let appended =
-        History::open(history).and_then(|mut h| h.append(results, &path.display().to_string()));
+        History::open(&history).and_then(|mut h| h.append(results, &path.display().to_string()));
     match appended {
-        Ok(_) => eprintln!("history: the run is in {}", history.display()),
+        Ok(_) => eprintln!("history: the run is in {history}"),
         Err(e) => eprintln!(
             "warning: {e:#}; the results are saved: add them later with \
-             compare history import {} --history {}",
+             compare history import {} --history {history}",
             path.parent().unwrap_or(Path::new(".")).display(),
-            history.display()
         ),
     }
 }

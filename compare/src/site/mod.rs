@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use crate::history::History;
+use crate::history::{History, Location};
 use model::{Run, Site, implementation_page};
 use page::slug;
 
@@ -45,20 +45,19 @@ pub struct Built {
 /// Builds the site of `options.history` in `options.out`; `say` hears
 /// each stage.
 pub fn build(options: &Options, say: impl Fn(&str)) -> Result<Built> {
-    if !options.history.is_file() {
+    let location = Location::from(&options.history);
+    if let Location::File(path) = &location
+        && !path.is_file()
+    {
         bail!(
-            "no history at {}: `compare run` appends to it, or `compare history import DIR` \
-             brings in results folders",
-            options.history.display()
+            "no history at {location}: `compare run` appends to it, or `compare history import \
+             DIR` brings in results folders"
         );
     }
-    let history = History::open(&options.history)?;
+    let history = History::open(&location)?;
     let entries = history.entries()?;
     if entries.is_empty() {
-        bail!(
-            "the history {} holds no run: import some with `compare history import DIR`",
-            options.history.display()
-        );
+        bail!("the history {location} holds no run: import some with `compare history import DIR`");
     }
     let mut runs: Vec<Run> = Vec::new();
     for entry in &entries {
@@ -77,11 +76,7 @@ pub fn build(options: &Options, say: impl Fn(&str)) -> Result<Built> {
             results,
         });
     }
-    say(&format!(
-        "{} run(s) read from {}",
-        runs.len(),
-        options.history.display()
-    ));
+    say(&format!("{} run(s) read from {location}", runs.len()));
     let series = history.series()?;
     let out = &options.out;
     fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;

@@ -12,7 +12,7 @@ use crate::common::{assert_ok, bounded, command, compare, out_dir};
 
 /// A short run of mio at 10 connections into `out`, as a user runs it:
 /// with the history of the defaults, and these options beside.
-fn run_mio(out: &Path, repeat: &str, more: &[&str]) -> String {
+pub fn run_mio(out: &Path, repeat: &str, more: &[&str]) -> String {
     let mut args = vec![
         "run",
         "--out",
@@ -36,6 +36,26 @@ fn run_mio(out: &Path, repeat: &str, more: &[&str]) -> String {
     let output = bounded(cmd, &args);
     assert_ok(&output, &args);
     String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Builds the site of a history of two runs into `site`, its links checked.
+pub fn site_of_two(history: &str, site: &Path) {
+    let args = [
+        "site",
+        "--history",
+        history,
+        "--out",
+        site.to_str().unwrap(),
+        "--book",
+        "none",
+    ];
+    let output = compare(&args);
+    assert_ok(&output, &args);
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        said.contains("2 run(s) read") && said.contains("every link checked"),
+        "{said}"
+    );
 }
 
 #[test]
@@ -95,18 +115,7 @@ fn finished_runs_are_kept_beside_their_folders_and_check_says_which_rule_decided
     // The site shows both runs, each beside its report, and judges one
     // against the other.
     let site = dir.join("site");
-    let args = [
-        &["site", "--out", site.to_str().unwrap(), "--book", "none"],
-        &history_arg[..],
-    ]
-    .concat();
-    let output = compare(&args);
-    assert_ok(&output, &args);
-    let said = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        said.contains("2 run(s) read") && said.contains("every link checked"),
-        "{said}"
-    );
+    site_of_two(path.to_str().unwrap(), &site);
     let read = |page: &str| std::fs::read_to_string(site.join(page)).unwrap();
     let index = read("index.html");
     let slugs: Vec<&str> = index

@@ -9,6 +9,7 @@ mod external;
 mod faults;
 mod history;
 mod history_file;
+mod history_stores;
 mod interop;
 mod knobs;
 mod open_loop;

@@ -1,0 +1,429 @@
+//! Where a history lies, and the little the history asks of it: an SQLite
+//! file (the default, nothing to install) or a PostgreSQL database (one
+//! history for several benchmark machines). Statements are written once,
+//! with `?` placeholders; rows come back as [`Value`]s; a writer's
+//! transaction holds every other writer off until it ends.
+
+use std::error::Error;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
+use rusqlite::types::{ToSqlOutput, ValueRef};
+
+/// How long a writer waits for another one to finish its run.
+const BUSY: Duration = Duration::from_secs(60);
+
+/// The PostgreSQL advisory lock that a writer holds through its
+/// transaction: "pingpong" in ASCII.
+const WRITER_LOCK: i64 = 0x7069_6e67_706f_6e67;
+
+/// A history's place: a file, or a PostgreSQL URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    File(PathBuf),
+    Postgres(String),
+}
+
+impl From<&Path> for Location {
+    /// `postgres://...` or `postgresql://...` names a database; anything
+    /// else a file.
+    fn from(path: &Path) -> Self {
+        match path.to_str() {
+            Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+                Self::Postgres(url.to_string())
+            }
+            _ => Self::File(path.to_path_buf()),
+        }
+    }
+}
+
+impl From<&PathBuf> for Location {
+    fn from(path: &PathBuf) -> Self {
+        Self::from(path.as_path())
+    }
+}
+
+impl From<&Location> for Location {
+    fn from(location: &Location) -> Self {
+        location.clone()
+    }
+}
+
+impl fmt::Display for Location {
+    /// The file, or the URL without its password.
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Self::File(path) => write!(f, "{}", path.display()),
+            Self::Postgres(url) => match url::Url::parse(url) {
+                Ok(mut parsed) if parsed.password().is_some() => {
+                    let _ = parsed.set_password(None);
+                    write!(f, "{parsed}")
+                }
+                _ => write!(f, "{url}"),
+            },
+        }
+    }
+}
+
+/// A value of a column or a parameter.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(String),
+    Blob(Vec<u8>),
+}
+
+impl Value {
+    pub fn int(&self) -> Result<i64> {
+        match self {
+            Self::Int(n) => Ok(*n),
+            other => bail!("expected an integer, found {other:?}"),
+        }
+    }
+
+    pub fn text(&self) -> Result<String> {
+        match self {
+            Self::Text(s) => Ok(s.clone()),
+            other => bail!("expected text, found {other:?}"),
+        }
+    }
+
+    pub fn optional_text(&self) -> Result<Option<String>> {
+        match self {
+            Self::Null => Ok(None),
+            other => other.text().map(Some),
+        }
+    }
+
+    pub fn blob(&self) -> Result<Vec<u8>> {
+        match self {
+            Self::Blob(b) => Ok(b.clone()),
+            other => bail!("expected bytes, found {other:?}"),
+        }
+    }
+}
+
+impl From<i64> for Value {
+    fn from(n: i64) -> Self {
+        Self::Int(n)
+    }
+}
+
+impl From<usize> for Value {
+    fn from(n: usize) -> Self {
+        Self::Int(n as i64)
+    }
+}
+
+impl From<u64> for Value {
+    fn from(n: u64) -> Self {
+        Self::Int(n as i64)
+    }
+}
+
+impl From<u32> for Value {
+    fn from(n: u32) -> Self {
+        Self::Int(n.into())
+    }
+}
+
+impl From<bool> for Value {
+    fn from(b: bool) -> Self {
+        Self::Int(b.into())
+    }
+}
+
+impl From<f64> for Value {
+    fn from(x: f64) -> Self {
+        Self::Real(x)
+    }
+}
+
+impl From<String> for Value {
+    fn from(s: String) -> Self {
+        Self::Text(s)
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Self {
+        Self::Text(s.to_string())
+    }
+}
+
+impl From<Vec<u8>> for Value {
+    fn from(b: Vec<u8>) -> Self {
+        Self::Blob(b)
+    }
+}
+
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(v: Option<T>) -> Self {
+        v.map_or(Self::Null, Into::into)
+    }
+}
+
+impl rusqlite::ToSql for Value {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(match self {
+            Self::Null => ToSqlOutput::Borrowed(ValueRef::Null),
+            Self::Int(n) => ToSqlOutput::Borrowed(ValueRef::Integer(*n)),
+            Self::Real(x) => ToSqlOutput::Borrowed(ValueRef::Real(*x)),
+            Self::Text(s) => ToSqlOutput::Borrowed(ValueRef::Text(s.as_bytes())),
+            Self::Blob(b) => ToSqlOutput::Borrowed(ValueRef::Blob(b)),
+        })
+    }
+}
+
+impl ToSql for Value {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<IsNull, Box<dyn Error + Sync + Send>> {
+        match self {
+            Self::Null => Ok(IsNull::Yes),
+            Self::Int(n) => n.to_sql(ty, out),
+            Self::Real(x) => x.to_sql(ty, out),
+            Self::Text(s) => s.to_sql(ty, out),
+            Self::Blob(b) => b.to_sql(ty, out),
+        }
+    }
+
+    /// A NULL fits any column; the rest are checked as they are written.
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    to_sql_checked!();
+}
+
+/// A row of a query.
+pub type Row = Vec<Value>;
+
+/// An open history database.
+pub enum Store {
+    Sqlite(rusqlite::Connection),
+    Postgres(Box<postgres::Client>),
+}
+
+impl Store {
+    pub fn open(location: &Location) -> Result<Self> {
+        match location {
+            Location::File(path) => {
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir)?;
+                }
+                let db = rusqlite::Connection::open(path)?;
+                db.busy_timeout(BUSY)?;
+                db.pragma_update(None, "foreign_keys", true)?;
+                Ok(Self::Sqlite(db))
+            }
+            Location::Postgres(url) => {
+                let mut client = postgres::Client::connect(url, postgres::NoTls)
+                    .context("connecting to the PostgreSQL server")?;
+                client.batch_execute(&format!(
+                    "SET lock_timeout = '{}s'; SET client_min_messages = warning",
+                    BUSY.as_secs()
+                ))?;
+                Ok(Self::Postgres(Box::new(client)))
+            }
+        }
+    }
+
+    /// Runs a statement; the rows it changed.
+    pub fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
+        Ok(match self {
+            Self::Sqlite(db) => db.execute(sql, rusqlite::params_from_iter(params))? as u64,
+            Self::Postgres(client) => client.execute(&numbered(sql), &pg(params))?,
+        })
+    }
+
+    /// Runs a query; its rows.
+    pub fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
+        match self {
+            Self::Sqlite(db) => {
+                let mut statement = db.prepare_cached(sql)?;
+                let width = statement.column_count();
+                let rows = statement.query_map(rusqlite::params_from_iter(params), |row| {
+                    (0..width)
+                        .map(|i| {
+                            Ok(match row.get_ref(i)? {
+                                ValueRef::Null => Value::Null,
+                                ValueRef::Integer(n) => Value::Int(n),
+                                ValueRef::Real(x) => Value::Real(x),
+                                ValueRef::Text(t) => {
+                                    Value::Text(String::from_utf8_lossy(t).into_owned())
+                                }
+                                ValueRef::Blob(b) => Value::Blob(b.to_vec()),
+                            })
+                        })
+                        .collect()
+                })?;
+                Ok(rows.collect::<rusqlite::Result<_>>()?)
+            }
+            Self::Postgres(client) => client
+                .query(&numbered(sql), &pg(params))?
+                .iter()
+                .map(|row| (0..row.len()).map(|i| pg_value(row, i)).collect())
+                .collect(),
+        }
+    }
+
+    /// The one value of a query of one row and column; none without a row.
+    pub fn value(&mut self, sql: &str, params: &[Value]) -> Result<Option<Value>> {
+        Ok(self
+            .query(sql, params)?
+            .into_iter()
+            .next()
+            .and_then(|row| row.into_iter().next()))
+    }
+
+    /// Several statements, without parameters: the schema.
+    pub fn batch(&mut self, sql: &str) -> Result<()> {
+        match self {
+            Self::Sqlite(db) => db.execute_batch(sql)?,
+            Self::Postgres(client) => client.batch_execute(sql)?,
+        }
+        Ok(())
+    }
+
+    /// Begins a writer's transaction: other writers wait until it ends.
+    pub fn begin(&mut self) -> Result<()> {
+        match self {
+            Self::Sqlite(_) => self.batch("BEGIN IMMEDIATE"),
+            Self::Postgres(_) => {
+                self.batch("BEGIN")?;
+                self.execute("SELECT pg_advisory_xact_lock(?)", &[WRITER_LOCK.into()])?;
+                Ok(())
+            }
+        }
+    }
+
+    pub fn commit(&mut self) -> Result<()> {
+        self.batch("COMMIT")
+    }
+
+    pub fn rollback(&mut self) -> Result<()> {
+        self.batch("ROLLBACK")
+    }
+
+    /// The history schema's version the database holds; 0 where none.
+    pub fn version(&mut self) -> Result<i64> {
+        match self {
+            Self::Sqlite(db) => Ok(db
+                .pragma_query_value(None, "user_version", |r| r.get(0))
+                .context("not an SQLite database")?),
+            Self::Postgres(_) => {
+                // information_schema, not to_regclass: inside a writer's
+                // lock, a table another writer just made is seen only there.
+                let exists = self.value(
+                    "SELECT count(*) FROM information_schema.tables
+                     WHERE table_schema = current_schema() AND table_name = 'history_version'",
+                    &[],
+                )?;
+                if exists != Some(Value::Int(1)) {
+                    return Ok(0);
+                }
+                self.value("SELECT version FROM history_version", &[])?
+                    .map_or(Ok(0), |v| v.int())
+            }
+        }
+    }
+
+    pub fn set_version(&mut self, version: i64) -> Result<()> {
+        match self {
+            Self::Sqlite(db) => db.pragma_update(None, "user_version", version)?,
+            Self::Postgres(_) => {
+                self.batch("CREATE TABLE history_version (version BIGINT NOT NULL)")?;
+                self.execute("INSERT INTO history_version VALUES (?)", &[version.into()])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// How many tables the database (its current schema) holds.
+    pub fn tables(&mut self) -> Result<i64> {
+        let sql = match self {
+            Self::Sqlite(_) => "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+            Self::Postgres(_) => {
+                "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()"
+            }
+        };
+        self.value(sql, &[])?.map_or(Ok(0), |v| v.int())
+    }
+
+    /// The schema, written for SQLite, in this database's dialect.
+    pub fn dialect(&self, schema: &str) -> String {
+        match self {
+            Self::Sqlite(_) => schema.to_string(),
+            // Every integer 64 bits wide (what is written is i64), ids
+            // numbered by the database.
+            Self::Postgres(_) => schema
+                .replace(
+                    "INTEGER PRIMARY KEY",
+                    "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY",
+                )
+                .replace("INTEGER", "BIGINT")
+                .replace("REAL", "DOUBLE PRECISION")
+                .replace("BLOB", "BYTEA"),
+        }
+    }
+}
+
+/// `?` placeholders as PostgreSQL numbers them: `$1`, `$2`, ...
+fn numbered(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 16);
+    let mut n = 0;
+    for c in sql.chars() {
+        if c == '?' {
+            n += 1;
+            out.push_str(&format!("${n}"));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn pg(params: &[Value]) -> Vec<&(dyn ToSql + Sync)> {
+    params.iter().map(|p| p as &(dyn ToSql + Sync)).collect()
+}
+
+/// A PostgreSQL column's value, by the column's type.
+fn pg_value(row: &postgres::Row, i: usize) -> Result<Value> {
+    let ty = row.columns()[i].type_().clone();
+    let value = match ty {
+        Type::INT8 => row.try_get::<_, Option<i64>>(i)?.into(),
+        Type::INT4 => row.try_get::<_, Option<i32>>(i)?.map(i64::from).into(),
+        Type::BOOL => row.try_get::<_, Option<bool>>(i)?.into(),
+        Type::FLOAT8 => row.try_get::<_, Option<f64>>(i)?.into(),
+        Type::TEXT | Type::VARCHAR => row.try_get::<_, Option<String>>(i)?.into(),
+        Type::BYTEA => row.try_get::<_, Option<Vec<u8>>>(i)?.into(),
+        other => bail!("a column of type {other}, which the history does not use"),
+    };
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_names_a_database_shown_without_its_password() {
+        let url = Location::from(Path::new("postgres://bench:secret@127.0.0.1:5432/history"));
+        assert!(matches!(url, Location::Postgres(_)));
+        assert_eq!(url.to_string(), "postgres://bench@127.0.0.1:5432/history");
+        let file = Location::from(Path::new("results/history.sqlite"));
+        assert_eq!(file, Location::File("results/history.sqlite".into()));
+        assert_eq!(
+            numbered("a = ? AND b IS NOT DISTINCT FROM ?"),
+            "a = $1 AND b IS NOT DISTINCT FROM $2"
+        );
+    }
+}

@@ -1,0 +1,428 @@
+//! The history's guarantees, held by both of its stores: an SQLite file and
+//! a database on a real PostgreSQL server (Debian's, which
+//! `scripts/test.sh` installs; each test here starts a server of its own on
+//! a loopback port and stops it). Runs go in and come back out as they
+//! were, a run again replaces itself, a cell's past is its own, a run that
+//! fails halfway leaves nothing, a newer schema or a foreign database is
+//! refused, and two runs appended at once both land. Then `compare run`,
+//! `history`, `check` and `site` on a PostgreSQL history.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use compare::history::{self, Appended, History, Location};
+use compare::results::{Results, Status};
+
+use crate::common::{assert_ok, compare, folder, out_dir};
+use crate::history_file::{run_mio, site_of_two};
+
+fn fixture() -> Results {
+    Results::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small/results.json"))
+        .unwrap()
+}
+
+/// The fixture, started at another time.
+fn started(at: &str) -> Results {
+    let mut run = fixture();
+    run.config.started = at.into();
+    run
+}
+
+fn json(results: &Results) -> serde_json::Value {
+    serde_json::to_value(results).unwrap()
+}
+
+/// A store the checks run on: where a fresh history goes, and raw SQL on it.
+trait Store {
+    /// An empty history's place, named after the check.
+    fn fresh(&self, name: &str) -> Location;
+    /// Runs SQL on the database at `location`, outside the history.
+    fn sql(&self, location: &Location, sql: &str);
+    /// How many rows `table` holds.
+    fn rows(&self, location: &Location, table: &str) -> i64;
+    /// A trigger that fails the 6th repetition written, and its removal.
+    fn failing_trigger(&self) -> [&'static str; 2];
+    /// Sets the history's schema version.
+    fn set_version(&self, location: &Location, version: i64);
+}
+
+struct Sqlite(PathBuf);
+
+impl Store for Sqlite {
+    fn fresh(&self, name: &str) -> Location {
+        std::fs::create_dir_all(&self.0).unwrap();
+        let path = self.0.join(format!("{name}.sqlite"));
+        let _ = std::fs::remove_file(&path);
+        Location::File(path)
+    }
+
+    fn sql(&self, location: &Location, sql: &str) {
+        let Location::File(path) = location else {
+            unreachable!()
+        };
+        rusqlite::Connection::open(path)
+            .unwrap()
+            .execute_batch(sql)
+            .unwrap();
+    }
+
+    fn rows(&self, location: &Location, table: &str) -> i64 {
+        let Location::File(path) = location else {
+            unreachable!()
+        };
+        rusqlite::Connection::open(path)
+            .unwrap()
+            .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+            .unwrap()
+    }
+
+    fn failing_trigger(&self) -> [&'static str; 2] {
+        [
+            "CREATE TRIGGER halfway BEFORE INSERT ON repetition
+             WHEN (SELECT count(*) FROM repetition) >= 5
+             BEGIN SELECT RAISE(ABORT, 'injected'); END;",
+            "DROP TRIGGER halfway",
+        ]
+    }
+
+    fn set_version(&self, location: &Location, version: i64) {
+        self.sql(location, &format!("PRAGMA user_version = {version}"));
+    }
+}
+
+/// A PostgreSQL server of the test's own: a cluster made in a folder of
+/// its own, listening on a free loopback port, stopped when dropped.
+struct Postgres {
+    /// Under the system's temporary folder, which the server's owner can
+    /// reach wherever the checkout lies.
+    dir: tempfile::TempDir,
+    /// Debian's server programs.
+    bin: PathBuf,
+    data: PathBuf,
+    port: u16,
+    /// Who runs the server: PostgreSQL refuses to run as root.
+    user: Option<&'static str>,
+}
+
+impl Postgres {
+    fn start(test: &str) -> Self {
+        let bin = std::fs::read_dir("/usr/lib/postgresql")
+            .ok()
+            .and_then(|versions| versions.filter_map(|v| Some(v.ok()?.path())).max())
+            .map(|v| v.join("bin"))
+            .filter(|bin| bin.join("initdb").is_file())
+            .expect("no PostgreSQL server: scripts/test.sh installs Debian's postgresql package");
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("pingpong-{test}-"))
+            .tempdir()
+            .unwrap();
+        let data = dir.path().join("data");
+        let root = nix::unistd::geteuid().is_root();
+        let user = root.then_some("postgres");
+        if let Some(user) = user {
+            let owner = nix::unistd::User::from_name(user).unwrap().unwrap();
+            std::os::unix::fs::chown(
+                dir.path(),
+                Some(owner.uid.as_raw()),
+                Some(owner.gid.as_raw()),
+            )
+            .unwrap();
+        }
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let server = Self {
+            dir,
+            bin,
+            data,
+            port,
+            user,
+        };
+        server.as_owner(
+            "initdb",
+            &[
+                "-D",
+                server.data.to_str().unwrap(),
+                "-U",
+                "bench",
+                "-A",
+                "trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            ],
+        );
+        let options = format!(
+            "-p {port} -c listen_addresses=127.0.0.1 -k {} -c fsync=off",
+            server.dir.path().display()
+        );
+        server.as_owner(
+            "pg_ctl",
+            &[
+                "-D",
+                server.data.to_str().unwrap(),
+                "-o",
+                &options,
+                "-l",
+                server.dir.path().join("server.log").to_str().unwrap(),
+                "-w",
+                "start",
+            ],
+        );
+        server
+    }
+
+    /// Runs one of the server's programs as the server's owner.
+    fn as_owner(&self, program: &str, args: &[&str]) {
+        let program = self.bin.join(program);
+        let mut command = match self.user {
+            Some(user) => {
+                let mut c = Command::new("runuser");
+                c.args(["-u", user, "--"]).arg(&program);
+                c
+            }
+            None => Command::new(&program),
+        };
+        let output = command.args(args).output().unwrap();
+        assert!(
+            output.status.success(),
+            "{} {args:?}: {}{}",
+            program.display(),
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    fn url(&self, database: &str) -> String {
+        format!("postgres://bench@127.0.0.1:{}/{database}", self.port)
+    }
+
+    fn client(&self, location: &Location) -> postgres::Client {
+        let Location::Postgres(url) = location else {
+            unreachable!()
+        };
+        postgres::Client::connect(url, postgres::NoTls).unwrap()
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        self.as_owner(
+            "pg_ctl",
+            &["-D", self.data.to_str().unwrap(), "-m", "immediate", "stop"],
+        );
+    }
+}
+
+impl Store for Postgres {
+    fn fresh(&self, name: &str) -> Location {
+        let mut admin = postgres::Client::connect(&self.url("postgres"), postgres::NoTls).unwrap();
+        // One statement each: neither runs inside a transaction.
+        for sql in [
+            format!("DROP DATABASE IF EXISTS {name}"),
+            format!("CREATE DATABASE {name}"),
+        ] {
+            admin.batch_execute(&sql).unwrap();
+        }
+        Location::Postgres(self.url(name))
+    }
+
+    fn sql(&self, location: &Location, sql: &str) {
+        self.client(location).batch_execute(sql).unwrap();
+    }
+
+    fn rows(&self, location: &Location, table: &str) -> i64 {
+        self.client(location)
+            .query_one(&format!("SELECT count(*) FROM {table}"), &[])
+            .unwrap()
+            .get(0)
+    }
+
+    fn failing_trigger(&self) -> [&'static str; 2] {
+        [
+            "CREATE FUNCTION halfway() RETURNS trigger AS $$ BEGIN
+               IF (SELECT count(*) FROM repetition) >= 5 THEN RAISE EXCEPTION 'injected'; END IF;
+               RETURN NEW;
+             END $$ LANGUAGE plpgsql;
+             CREATE TRIGGER halfway BEFORE INSERT ON repetition
+             FOR EACH ROW EXECUTE FUNCTION halfway();",
+            "DROP TRIGGER halfway ON repetition",
+        ]
+    }
+
+    fn set_version(&self, location: &Location, version: i64) {
+        self.sql(
+            location,
+            &format!("UPDATE history_version SET version = {version}"),
+        );
+    }
+}
+
+/// Every guarantee, on one store.
+fn holds(store: &dyn Store) {
+    two_runs_go_in_and_come_back_out_as_they_were(store);
+    the_past_of_a_cell_is_its_own_on_one_machine_before_a_time(store);
+    a_run_that_fails_halfway_leaves_nothing_of_itself(store);
+    a_newer_schema_or_a_database_of_something_else_is_refused(store);
+    two_runs_appended_at_once_both_land(store);
+}
+
+fn two_runs_go_in_and_come_back_out_as_they_were(store: &dyn Store) {
+    let location = store.fresh("two");
+    let mut history = History::open(&location).unwrap();
+    let (a, b) = (started("2026-01-01T00:00:00+00:00"), fixture());
+    assert!(history.append(&a, "a").unwrap() == Appended::New);
+    assert!(history.append(&b, "b").unwrap() == Appended::New);
+    let entries = history.entries().unwrap();
+    assert_eq!(entries.len(), 2);
+    assert_eq!(entries[0].cells, a.cells.len());
+    assert_eq!(entries[0].machine, history::fingerprint(&a.host));
+    assert_eq!(json(&history.load(entries[0].id).unwrap()), json(&a));
+    assert_eq!(json(&history.load(entries[1].id).unwrap()), json(&b));
+    // The same run again replaces itself, in a history opened anew.
+    drop(history);
+    let mut history = History::open(&location).unwrap();
+    assert!(history.append(&b, "b").unwrap() == Appended::Replaced);
+    assert_eq!(history.entries().unwrap().len(), 2);
+    let listed = history::list(&history).unwrap();
+    assert!(
+        listed.contains("2 run(s)") && listed.contains(&b.config.command),
+        "{listed}"
+    );
+}
+
+fn the_past_of_a_cell_is_its_own_on_one_machine_before_a_time(store: &dyn Store) {
+    let mut history = History::open(store.fresh("past")).unwrap();
+    let times = ["2026-01-01T00:00:00+00:00", "2026-01-02T00:00:00+00:00"];
+    for at in times {
+        history.append(&started(at), at).unwrap();
+    }
+    let mut elsewhere = started("2026-01-01T12:00:00+00:00");
+    elsewhere.host.name = Some("another".into());
+    history.append(&elsewhere, "elsewhere").unwrap();
+    let run = fixture();
+    let cell = run.cells.iter().find(|c| c.status == Status::Ok).unwrap();
+    let machine = history::fingerprint(&run.host);
+    let past = history.past(&machine, cell, times[1]).unwrap();
+    assert_eq!(past.len(), 1);
+    assert_eq!(
+        serde_json::to_value(&past[0]).unwrap(),
+        serde_json::to_value(cell).unwrap()
+    );
+    assert_eq!(history.past(&machine, cell, "9999").unwrap().len(), 2);
+    let unavailable = run.cells.iter().find(|c| c.status != Status::Ok).unwrap();
+    assert!(
+        history
+            .past(&machine, unavailable, "9999")
+            .unwrap()
+            .is_empty()
+    );
+}
+
+fn a_run_that_fails_halfway_leaves_nothing_of_itself(store: &dyn Store) {
+    let location = store.fresh("halfway");
+    let mut history = History::open(&location).unwrap();
+    // A failure after the run, its cells and some repetitions went in, as a
+    // killed process leaves its transaction.
+    let [fail, mend] = store.failing_trigger();
+    store.sql(&location, fail);
+    let e = format!("{:#}", history.append(&fixture(), "x").unwrap_err());
+    assert!(
+        e.contains("injected") && e.contains("appending the run"),
+        "{e}"
+    );
+    for table in ["run", "cell", "repetition", "implementation"] {
+        assert_eq!(store.rows(&location, table), 0, "{table}");
+    }
+    // And the connection goes on: the next run, without the fault, lands.
+    store.sql(&location, mend);
+    history.append(&fixture(), "x").unwrap();
+    assert_eq!(store.rows(&location, "run"), 1);
+}
+
+fn a_newer_schema_or_a_database_of_something_else_is_refused(store: &dyn Store) {
+    let location = store.fresh("newer");
+    drop(History::open(&location).unwrap());
+    store.set_version(&location, history::VERSION + 1);
+    let e = format!("{:#}", History::open(&location).err().unwrap());
+    let newer = format!("version {}", history::VERSION + 1);
+    assert!(e.contains(&newer) && e.contains("newer"), "{e}");
+
+    let other = store.fresh("other");
+    store.sql(&other, "CREATE TABLE mine (x INTEGER)");
+    let e = format!("{:#}", History::open(&other).err().unwrap());
+    assert!(
+        e.contains("no history schema") && e.contains(&other.to_string()),
+        "{e}"
+    );
+}
+
+fn two_runs_appended_at_once_both_land(store: &dyn Store) {
+    let location = store.fresh("once");
+    let times = ["2026-01-01T00:00:00+00:00", "2026-01-02T00:00:00+00:00"];
+    // Two writers of a history made by neither yet: both make it, one schema.
+    std::thread::scope(|s| {
+        for at in times {
+            let location = &location;
+            s.spawn(move || {
+                History::open(location)
+                    .unwrap()
+                    .append(&started(at), at)
+                    .unwrap()
+            });
+        }
+    });
+    let entries = History::open(&location).unwrap().entries().unwrap();
+    let starts: Vec<&str> = entries.iter().map(|e| e.started.as_str()).collect();
+    assert_eq!(starts, times);
+}
+
+#[test]
+fn an_sqlite_history_keeps_its_guarantees() {
+    let dir = out_dir("history-sqlite");
+    holds(&Sqlite(dir.clone()));
+    let text = dir.join("text.sqlite");
+    std::fs::write(
+        &text,
+        "not a database, but long enough to be read as one's header",
+    )
+    .unwrap();
+    let e = format!("{:#}", History::open(&text).err().unwrap());
+    assert!(e.contains(&text.display().to_string()), "{e}");
+}
+
+#[test]
+fn a_postgresql_history_keeps_them_and_serves_every_command() {
+    let server = Postgres::start("history-postgres");
+    holds(&server);
+
+    // A run appended as a team's machine appends it, and a run imported.
+    let Location::Postgres(url) = server.fresh("team") else {
+        unreachable!()
+    };
+    let said = run_mio(
+        &folder("history-postgres").join("run"),
+        "1",
+        &["--history", &url],
+    );
+    assert!(
+        said.contains("history: the run is in postgres://bench@127.0.0.1"),
+        "{said}"
+    );
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small");
+    let args = [
+        "history",
+        "import",
+        fixtures.to_str().unwrap(),
+        "--history",
+        &url,
+    ];
+    let output = compare(&args);
+    assert_ok(&output, &args);
+    let output = compare(&["history", "list", "--history", &url]);
+    assert!(String::from_utf8_lossy(&output.stdout).contains("2 run(s)"));
+    site_of_two(&url, &folder("history-postgres").join("site"));
+}
