@@ -21,7 +21,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::history::{History, Location};
 use model::{Run, Site, implementation_page};
-use page::slug;
+use page::{nav, slug};
 
 /// What `compare site` builds, from what.
 pub struct Options {
@@ -107,6 +107,17 @@ pub fn build(options: &Options, say: impl Fn(&str)) -> Result<Built> {
             &folder,
             &reference,
         )?;
+        // The report as `compare report` writes it, with the site's links
+        // at its top (its style is its own: the links carry theirs).
+        let report = folder.join("report.html");
+        let text =
+            fs::read_to_string(&report).with_context(|| format!("reading {}", report.display()))?;
+        let linked = text.replacen(
+            "<body>\n",
+            &format!("<body>\n{}", nav("../../", site.book)),
+            1,
+        );
+        pages.push((format!("runs/{}/report.html", run.slug), linked));
         pages.push((run.page(), run::page(&site, run)?));
     }
     say(&format!(

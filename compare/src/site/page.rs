@@ -21,8 +21,7 @@ document.getElementById('self-check').textContent=\
 fetched=${performance.getEntriesByType('resource').length} errors=${errors}`;});";
 
 /// More style for the site's own marks: verdicts, steps, the navigation.
-const SITE_STYLE: &str = "nav{border-bottom:1px solid #ccc;padding:.4em 0;margin-bottom:1em}\
-nav a{margin-right:1.2em}td.text{text-align:left;white-space:normal;word-break:break-word}.regressed{color:#b00020;font-weight:bold}.improved{color:#1b7a2f}\
+const SITE_STYLE: &str = "nav a{margin-right:1.2em}td.text{text-align:left;white-space:normal;word-break:break-word}.regressed{color:#b00020;font-weight:bold}.improved{color:#1b7a2f}\
 .down{color:#b00020}.up{color:#1b7a2f}small{color:#555}details{margin:.5em 0 1em}";
 
 /// A page being written; [`Page::end`] closes it.
@@ -42,18 +41,8 @@ impl Page {
     /// [`Page::new`] with a script of its own.
     pub fn with_script(title: &str, root: &'static str, book: bool, script: &str) -> Self {
         let mut html = head(title, SITE_STYLE, &format!("{SELF_CHECK}{script}"));
-        let _ = write!(
-            html,
-            "<nav><a href=\"{root}index.html\">Index</a>\
-             <a href=\"{root}compare.html\">Compare two runs</a>"
-        );
-        match book {
-            true => {
-                let _ = write!(html, "<a href=\"{root}book/index.html\">The book</a>");
-            }
-            false => html.push_str("<small>(built without the book)</small>"),
-        }
-        let _ = write!(html, "</nav>\n<h1>{}</h1>\n", escape(title));
+        html.push_str(&nav(root, book));
+        let _ = writeln!(html, "<h1>{}</h1>", escape(title));
         Self { html, root }
     }
 
@@ -71,6 +60,19 @@ impl Page {
             .push_str("<pre id=\"self-check\"></pre>\n</body></html>\n");
         self.html
     }
+}
+
+/// The links at the top of every page, `root` away from the site's top.
+pub fn nav(root: &str, book: bool) -> String {
+    let book = match book {
+        true => format!("<a href=\"{root}book/index.html\">The book</a>"),
+        false => "<small>(built without the book)</small>".into(),
+    };
+    format!(
+        "<nav style=\"border-bottom:1px solid #ccc;padding:.4em 0;margin-bottom:1em\">\
+         <a href=\"{root}index.html\">Index</a> \
+         <a href=\"{root}compare.html\">Compare two runs</a> {book}</nav>\n"
+    )
 }
 
 /// A name as a file name or an anchor: letters, digits, dots and dashes.

@@ -129,5 +129,16 @@ fn the_committed_reports_come_back_out_of_the_history_and_make_a_site_a_browser_
     let run = first_link(&index, "runs/");
     let (page, _) = open_clean(&site, &run, &profile);
     assert!(page.dom.contains("href=\"report.html\""), "{run}");
+    // The run's report, as `compare report` renders it, with the site's
+    // links at its top.
+    let report = browse(
+        &site.join(run.replace("index.html", "report.html")),
+        &profile,
+    );
+    let found = counts(&report);
+    assert_eq!(found["drawn"], found["charts"], "{}", report.self_check());
+    assert_eq!(found["fetched"], 0);
+    assert!(report.console.is_empty(), "{:?}", report.console);
+    assert!(report.dom.contains("href=\"../../book/index.html\""));
     open_clean(&site, "compare.html", &profile);
 }
