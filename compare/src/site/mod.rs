@@ -45,6 +45,16 @@ pub struct Built {
 /// Builds the site of `options.history` in `options.out`; `say` hears
 /// each stage.
 pub fn build(options: &Options, say: impl Fn(&str)) -> Result<Built> {
+    if let Some(book) = options
+        .book
+        .as_ref()
+        .filter(|b| !b.join("index.html").is_file())
+    {
+        bail!(
+            "{} holds no rendered book: run `mdbook build docs`, or give --book none",
+            book.display()
+        );
+    }
     let location = Location::from(&options.history);
     if let Location::File(path) = &location
         && !path.is_file()
@@ -170,12 +180,6 @@ pub fn build(options: &Options, say: impl Fn(&str)) -> Result<Built> {
 
 /// Copies the rendered book into the site.
 fn copy_book(book: &Path, into: &Path) -> Result<()> {
-    if !book.join("index.html").is_file() {
-        bail!(
-            "{} holds no rendered book: run `mdbook build docs`, or give --book none",
-            book.display()
-        );
-    }
     let mut stack = vec![book.to_path_buf()];
     while let Some(dir) = stack.pop() {
         for entry in fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))? {

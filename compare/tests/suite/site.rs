@@ -142,3 +142,33 @@ fn the_committed_reports_come_back_out_of_the_history_and_make_a_site_a_browser_
     assert!(report.dom.contains("href=\"../../book/index.html\""));
     open_clean(&site, "compare.html", &profile);
 }
+
+#[test]
+fn a_site_without_its_history_or_its_book_says_which_and_builds_nothing() {
+    let dir = out_dir("site-refused");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (history, book, out) = (dir.join("none.sqlite"), dir.join("book"), dir.join("site"));
+    for (args, expected) in [
+        (
+            vec!["--history", history.to_str().unwrap(), "--book", "none"],
+            "no history at",
+        ),
+        (
+            vec![
+                "--history",
+                history.to_str().unwrap(),
+                "--book",
+                book.to_str().unwrap(),
+            ],
+            "holds no rendered book: run `mdbook build docs`",
+        ),
+    ] {
+        let mut all = vec!["site", "--out", out.to_str().unwrap()];
+        all.extend(args);
+        let output = crate::common::compare(&all);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{all:?}: {stderr}");
+        assert!(stderr.contains(expected), "{all:?}: {stderr}");
+        assert!(!out.exists() && !history.exists(), "{all:?}");
+    }
+}
