@@ -22,6 +22,15 @@ use crate::defaults;
 use crate::external::External;
 use crate::revision::{Origin, Source};
 
+/// The name of an implementation as a run names it, without its version
+/// or configuration: `tokio` of `tokio@1.47.0` and of `tokio{event_interval=1}`.
+pub fn base_name(implementation: &str) -> &str {
+    let end = implementation
+        .find(['@', '{'])
+        .unwrap_or(implementation.len());
+    &implementation[..end]
+}
+
 /// A name as `--runtimes` spells it: `NAME`, `NAME@VERSION` (an exact
 /// release), `NAME@A..B` (every release from A to B), `NAME@git:URL#REV`,
 /// `NAME@git:URL#A..B` (the first-parent commits from A to B) or

@@ -14,6 +14,7 @@ use super::grid::{View, muduo_sections, plural};
 use super::open_loop::{Latency, Sweep, thousands};
 use super::trend;
 use crate::adapters::{ADAPTERS, Adapter};
+use crate::implementation::base_name;
 use crate::matrix::Load;
 use crate::results::{Cell, Status, Summary};
 
@@ -69,11 +70,11 @@ const EXTERNAL: [RGBColor; 3] = [
 /// configurations of one implementation (tokio@1.47.0, tokio{event_interval=1},
 /// tokio), each after the first is darker.
 fn color_of(view: &View, implementation: &str) -> RGBColor {
-    let base = |name: &str| {
-        let end = name.find(['@', '{']).unwrap_or(name.len());
-        name[..end].to_string()
+    let ours = |name: &str| {
+        ADAPTERS
+            .iter()
+            .position(|a: &Adapter| a.name == base_name(name))
     };
-    let ours = |name: &str| ADAPTERS.iter().position(|a: &Adapter| a.name == base(name));
     let RGBColor(r, g, b) = match ours(implementation) {
         Some(i) => PALETTE[i],
         None => {
@@ -86,7 +87,7 @@ fn color_of(view: &View, implementation: &str) -> RGBColor {
     let shade = view
         .implementations()
         .iter()
-        .filter(|other| base(other) == base(implementation))
+        .filter(|other| base_name(other) == base_name(implementation))
         .position(|other| other == implementation)
         .unwrap_or(0);
     // Darker twice, then lighter, then alternating: eight tell apart.

@@ -6,9 +6,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::Result;
 
-use super::model::{Site, base};
+use super::model::Site;
 use super::page::{Page, slug, when};
 use crate::history::{Series, Step};
+use crate::implementation::base_name;
 use crate::report::html::escape;
 use crate::report::over_runs;
 use crate::stats;
@@ -72,7 +73,7 @@ fn variants(site: &Site, name: &str, page: &mut Page) {
             .results
             .cells
             .iter()
-            .filter(|c| base(&c.implementation) == name)
+            .filter(|c| base_name(&c.implementation) == name)
         {
             let entry = found.entry(&cell.implementation).or_default();
             entry.0.insert(&cell.version);

@@ -32,19 +32,9 @@ pub struct Options {
     pub book: Option<PathBuf>,
 }
 
-/// What was built.
-#[derive(Debug)]
-pub struct Built {
-    pub runs: usize,
-    pub comparisons: usize,
-    pub implementations: usize,
-    pub charts: usize,
-    pub pages: usize,
-}
-
 /// Builds the site of `options.history` in `options.out`; `say` hears
 /// each stage.
-pub fn build(options: &Options, say: impl Fn(&str)) -> Result<Built> {
+pub fn build(options: &Options, say: impl Fn(&str)) -> Result<()> {
     if let Some(book) = options
         .book
         .as_ref()
@@ -169,13 +159,7 @@ pub fn build(options: &Options, say: impl Fn(&str)) -> Result<Built> {
         pages.len(),
         charts
     ));
-    Ok(Built {
-        runs: site.runs.len(),
-        comparisons: site.comparisons.len(),
-        implementations: implementations.len(),
-        charts,
-        pages: pages.len(),
-    })
+    Ok(())
 }
 
 /// Copies the rendered book into the site.

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::page::{slug, when};
 use crate::check::verdicts;
 use crate::history::Series;
+use crate::implementation::base_name;
 use crate::results::{Results, Status};
 use crate::stats::Verdict;
 
@@ -70,11 +71,11 @@ impl Site {
         let mut all: BTreeMap<String, Vec<&Series>> = BTreeMap::new();
         for run in &self.runs {
             for name in &run.results.config.implementations {
-                all.entry(base(name)).or_default();
+                all.entry(base_name(name).to_string()).or_default();
             }
         }
         for series in &self.series {
-            all.entry(base(&series.cell.implementation))
+            all.entry(base_name(&series.cell.implementation).to_string())
                 .or_default()
                 .push(series);
         }
@@ -87,17 +88,9 @@ impl Site {
     }
 }
 
-/// An implementation's name without its version or configuration.
-pub fn base(implementation: &str) -> String {
-    let end = implementation
-        .find(['@', '{'])
-        .unwrap_or(implementation.len());
-    implementation[..end].to_string()
-}
-
 /// An implementation's page, from the site's top.
 pub fn implementation_page(name: &str) -> String {
-    format!("implementations/{}.html", slug(&base(name)))
+    format!("implementations/{}.html", slug(base_name(name)))
 }
 
 /// Two sides judged.
