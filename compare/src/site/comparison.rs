@@ -13,15 +13,29 @@ use crate::defaults;
 use crate::history::History;
 use crate::report::html::escape;
 
-/// Every two runs of one machine that share a measured cell with runs
-/// enough for an interval (the older the baseline), and every two
-/// consecutive releases inside a run.
-pub fn all(runs: &[Run], history: &History) -> Result<Vec<Comparison>> {
+/// Every two runs of one machine, at most `span` of its runs apart, that share a measured cell with runs enough for an
+/// interval (the older the baseline); and every two consecutive releases
+/// inside a run.
+pub fn all(runs: &[Run], history: &History, span: usize) -> Result<Vec<Comparison>> {
     let measured: Vec<_> = runs.iter().map(Run::measured).collect();
+    // Each run's place among its machine's runs.
+    let place: Vec<usize> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, run)| {
+            runs[..i]
+                .iter()
+                .filter(|r| r.machine == run.machine)
+                .count()
+        })
+        .collect();
     let mut all = Vec::new();
     for (c, candidate) in runs.iter().enumerate() {
         for (b, baseline) in runs[..c].iter().enumerate() {
-            if baseline.machine != candidate.machine || measured[b].is_disjoint(&measured[c]) {
+            if baseline.machine != candidate.machine
+                || place[c] - place[b] > span
+                || measured[b].is_disjoint(&measured[c])
+            {
                 continue;
             }
             let sides = between_runs(
@@ -131,17 +145,20 @@ f.addEventListener('submit',e=>{e.preventDefault();\
 const [b,c]=[f.elements.b,f.elements.c].map(s=>s.selectedIndex).sort((x,y)=>x-y);\
 const name=f.elements.b.options[b].value+'--'+f.elements.b.options[c].value;\
 if(JSON.parse(f.dataset.pairs).includes(name)){location.href='comparisons/'+name+'.html';}\
-else{f.querySelector('output').textContent=b==c?'choose two runs':'these two runs have no cell that can be compared';}});}});";
+else{f.querySelector('output').textContent=b==c?'choose two runs':\
+'not built: these two runs have no cell that can be compared, or lie more than '+f.dataset.span+\
+' runs apart (compare check compares any two results files)';}});}});";
 
 /// The page that chooses two runs of a machine; every comparison listed
 /// too, for a reader without scripts.
 pub fn chooser(site: &Site) -> String {
     let mut page = Page::with_script("Compare two runs", "", site.book, CHOOSE);
-    page.push(
-        "<p>Choose two runs of one machine: the older is the baseline. Their page is \
-         <code>compare check</code>'s table, each cell's threshold learned from its past runs \
-         where the history holds enough of them.</p>\n",
-    );
+    page.push(&format!(
+        "<p>Choose two runs of one machine, at most {} of its runs apart: the older is the \
+             baseline. Their page is <code>compare check</code>'s table, each cell's threshold \
+             learned from its past runs where the history holds enough of them.</p>\n",
+        defaults::SITE_COMPARISON_SPAN
+    ));
     for (machine, runs) in site.machines() {
         let pairs: Vec<&Comparison> = site
             .comparisons
@@ -155,7 +172,8 @@ pub fn chooser(site: &Site) -> String {
         }
         let names: Vec<String> = pairs.iter().map(|c| format!("\"{}\"", c.name)).collect();
         page.push(&format!(
-            "<form class=\"choose\" data-pairs='[{}]'>",
+            "<form class=\"choose\" data-span=\"{}\" data-pairs='[{}]'>",
+            defaults::SITE_COMPARISON_SPAN,
             names.join(",")
         ));
         for (field, picked) in [("b", runs.len().saturating_sub(2)), ("c", runs.len() - 1)] {
@@ -187,4 +205,45 @@ pub fn chooser(site: &Site) -> String {
         page.push("</table></details>\n");
     }
     page.end()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_are_compared_on_their_machine_within_the_span_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = History::open(&dir.path().join("h.sqlite")).unwrap();
+        // Its cells' two repetitions, three times: runs enough for an interval.
+        let mut fixture = crate::report::tests::fixture();
+        for cell in &mut fixture.cells {
+            cell.runs = [cell.runs.clone(), cell.runs.clone(), cell.runs.clone()].concat();
+        }
+        let run = |i: usize, machine: &str| {
+            let mut results = fixture.clone();
+            results.config.started = format!("2026-01-0{}T00:00:00+00:00", i + 1);
+            Run {
+                id: i as i64,
+                slug: format!("r{i}"),
+                machine: machine.into(),
+                source: String::new(),
+                results,
+            }
+        };
+        // Five runs of one machine and one of another between them.
+        let mut runs: Vec<Run> = (0..5).map(|i| run(i, "a")).collect();
+        runs.insert(2, run(9, "b"));
+        let names: Vec<String> = all(&runs, &history, 2)
+            .unwrap()
+            .into_iter()
+            .map(|c| c.name)
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "r0--r1", "r0--r2", "r1--r2", "r1--r3", "r2--r3", "r2--r4", "r3--r4"
+            ]
+        );
+    }
 }

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
+use crate::defaults;
 use crate::history::{History, Location};
 use model::{Run, Site, implementation_page};
 use page::{nav, slug};
@@ -89,7 +90,7 @@ pub fn build(options: &Options, say: impl Fn(&str)) -> Result<()> {
                 .with_context(|| format!("removing {}", folder.display()))?;
         }
     }
-    let comparisons = comparison::all(&runs, &history)?;
+    let comparisons = comparison::all(&runs, &history, defaults::SITE_COMPARISON_SPAN)?;
     say(&format!("{} comparison(s) judged", comparisons.len()));
     let site = Site {
         runs,
