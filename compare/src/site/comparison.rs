@@ -138,7 +138,8 @@ pub fn page(site: &Site, c: &Comparison) -> String {
     page.end()
 }
 
-/// Navigates to the comparison of the two runs chosen, where there is one.
+/// Navigates to the comparison of the two runs chosen, where there is one;
+/// `compare.html?b=RUN&c=RUN` chooses them, a link that can be shared.
 const CHOOSE: &str = "addEventListener('DOMContentLoaded',()=>{\
 for(const f of document.querySelectorAll('form.choose')){\
 f.addEventListener('submit',e=>{e.preventDefault();\
@@ -147,7 +148,11 @@ const name=f.elements.b.options[b].value+'--'+f.elements.b.options[c].value;\
 if(JSON.parse(f.dataset.pairs).includes(name)){location.href='comparisons/'+name+'.html';}\
 else{f.querySelector('output').textContent=b==c?'choose two runs':\
 'not built: these two runs have no cell that can be compared, or lie more than '+f.dataset.span+\
-' runs apart (compare check compares any two results files)';}});}});";
+' runs apart (compare check compares any two results files)';}});\
+const asked=new URLSearchParams(location.search);\
+const runs=[...f.elements.b.options].map(o=>o.value);\
+if(runs.includes(asked.get('b'))&&runs.includes(asked.get('c'))){\
+f.elements.b.value=asked.get('b');f.elements.c.value=asked.get('c');f.requestSubmit();}}});";
 
 /// The page that chooses two runs of a machine; every comparison listed
 /// too, for a reader without scripts.

@@ -141,6 +141,23 @@ fn the_committed_reports_come_back_out_of_the_history_and_make_a_site_a_browser_
     assert!(report.console.is_empty(), "{:?}", report.console);
     assert!(report.dom.contains("href=\"../../book/index.html\""));
     open_clean(&site, "compare.html", &profile);
+
+    // The chooser's script, given two runs in its address: to their
+    // comparison where there is one, else it says why there is none.
+    let pair = comparison
+        .trim_start_matches("comparisons/")
+        .trim_end_matches(".html");
+    let (b, c) = pair.split_once("--").unwrap();
+    let (chosen, _) = open_clean(&site, &format!("compare.html?b={b}&c={c}"), &profile);
+    assert!(
+        chosen.dom.contains("verdict") && !chosen.dom.contains("<form"),
+        "{pair}"
+    );
+    let (refused, _) = open_clean(&site, &format!("compare.html?b={b}&c={b}"), &profile);
+    assert!(
+        refused.dom.contains("<output>choose two runs</output>"),
+        "{pair}"
+    );
 }
 
 #[test]
