@@ -109,6 +109,21 @@ pub fn write(
     reference: &str,
 ) -> Result<Vec<PathBuf>> {
     fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let mut written = Vec::new();
+    for (name, text) in render(results, formats, reference)? {
+        let path = out.join(name);
+        fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// `formats` of `results`, each file as its name and its text.
+pub fn render(
+    results: &Results,
+    formats: &[Format],
+    reference: &str,
+) -> Result<Vec<(String, String)>> {
     let views = View::all(results);
     let drawn = formats
         .iter()
@@ -125,15 +140,11 @@ pub fn write(
         charts,
         formats.contains(&Format::Svg),
     );
-    let mut written = Vec::new();
+    let mut files = Vec::new();
     for format in formats {
-        for (name, text) in format.exporter().files(&document)? {
-            let path = out.join(name);
-            fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
-            written.push(path);
-        }
+        files.extend(format.exporter().files(&document)?);
     }
-    Ok(written)
+    Ok(files)
 }
 
 #[cfg(test)]

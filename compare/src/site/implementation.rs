@@ -107,14 +107,17 @@ fn chart(site: &Site, series: &Series, page: &mut Page) -> Result<()> {
     let label = series.cell.label();
     let steps = series.steps();
     let at: Vec<usize> = steps.iter().map(|s| s.at).collect();
-    let values: Vec<f64> = series.points.iter().map(|p| p.mib_per_s.median).collect();
-    let mut edges = vec![0];
-    edges.extend(&at);
-    edges.push(values.len());
-    let levels: Vec<f64> = edges
-        .windows(2)
-        .filter_map(|e| stats::median(&values[e[0]..e[1]]))
-        .collect();
+    // The level of each stretch between steps: the first step's before,
+    // then each step's after; with no step, the series' median.
+    let levels: Vec<f64> = match steps.first() {
+        Some(first) => std::iter::once(first.before)
+            .chain(steps.iter().map(|s| s.after))
+            .collect(),
+        None => {
+            let values: Vec<f64> = series.points.iter().map(|p| p.mib_per_s.median).collect();
+            stats::median(&values).into_iter().collect()
+        }
+    };
     let runs: Vec<over_runs::Run> = series
         .points
         .iter()

@@ -4,7 +4,7 @@
 use anyhow::Result;
 
 use super::implementation::{anchor, step_line};
-use super::model::{Site, implementation_page};
+use super::model::{Site, describe, implementation_page};
 use super::page::Page;
 use crate::history::{Series, Step, judged};
 use crate::report::html::{escape, section};
@@ -17,7 +17,7 @@ pub fn page(site: &Site) -> Result<String> {
         "<p>{} run(s) on {} machine(s), of {} implementation(s). Figures are compared only \
          on one machine: a machine is its host name, CPU model, CPUs and kernel.</p>\n",
         site.runs.len(),
-        site.machines().len(),
+        machines.len(),
         implementations.len()
     ));
     moved(site, &mut page);
@@ -28,14 +28,10 @@ pub fn page(site: &Site) -> Result<String> {
     });
     for (machine, runs) in &machines {
         let Some(latest) = runs.last() else { continue };
-        let host = &latest.results.host;
         page.push(&format!(
-            "<h2>Machine {}</h2>\n<p>{}, {}, {} CPU(s), kernel {}. The latest run: {}.</p>\n",
+            "<h2>Machine {}</h2>\n<p>{}. The latest run: {}.</p>\n",
             escape(machine),
-            escape(host.name.as_deref().unwrap_or("unnamed")),
-            escape(host.cpu_model.as_deref().unwrap_or("unknown CPU")),
-            host.logical_cpus.map_or("?".into(), |n| n.to_string()),
-            escape(host.kernel.as_deref().unwrap_or("unknown")),
+            escape(&describe(&latest.results.host)),
             page.link(&latest.page(), &latest.title())
         ));
         let mut text = String::new();
@@ -50,12 +46,8 @@ pub fn page(site: &Site) -> Result<String> {
         );
         for (i, run) in runs.iter().enumerate().rev() {
             let before = i.checked_sub(1).and_then(|b| {
-                let b = runs[b];
-                site.comparisons.iter().find(|c| {
-                    c.releases.is_none()
-                        && site.runs[c.baseline].slug == b.slug
-                        && site.runs[c.candidate].slug == run.slug
-                })
+                let name = format!("{}--{}", runs[b].slug, run.slug);
+                site.comparisons.iter().find(|c| c.name == name)
             });
             page.push(&format!(
                 "<tr><td>{}</td><td class=\"text\"><code>{}</code></td><td>{}</td><td>{}</td></tr>\n",

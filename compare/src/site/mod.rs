@@ -99,27 +99,18 @@ pub fn build(options: &Options, say: impl Fn(&str)) -> Result<()> {
         book: options.book.is_some(),
     };
     let mut pages: Vec<(String, String)> = Vec::new();
-    for run in &site.runs {
-        let folder = out.join("runs").join(&run.slug);
+    for (i, run) in site.runs.iter().enumerate() {
         let reference = crate::report::reference(&run.results, None)?;
-        crate::report::write(
-            &run.results,
-            &[crate::report::Format::Html],
-            &folder,
-            &reference,
-        )?;
-        // The report as `compare report` writes it, with the site's links
+        // The report as `compare report` renders it, with the site's links
         // at its top (its style is its own: the links carry theirs).
-        let report = folder.join("report.html");
-        let text =
-            fs::read_to_string(&report).with_context(|| format!("reading {}", report.display()))?;
-        let linked = text.replacen(
-            "<body>\n",
-            &format!("<body>\n{}", nav("../../", site.book)),
-            1,
-        );
-        pages.push((format!("runs/{}/report.html", run.slug), linked));
-        pages.push((run.page(), run::page(&site, run)?));
+        let top = format!("<body>\n{}", nav("../../", site.book));
+        for (name, text) in
+            crate::report::render(&run.results, &[crate::report::Format::Html], &reference)?
+        {
+            let linked = text.replacen("<body>\n", &top, 1);
+            pages.push((format!("runs/{}/{name}", run.slug), linked));
+        }
+        pages.push((run.page(), run::page(&site, i)?));
     }
     say(&format!(
         "{} run page(s) and report(s) written",

@@ -7,7 +7,7 @@ use super::page::{slug, when};
 use crate::check::verdicts;
 use crate::history::Series;
 use crate::implementation::base_name;
-use crate::results::{Results, Status};
+use crate::results::{Host, Results, Status};
 use crate::stats::Verdict;
 
 /// A run of the history, with its page's name.
@@ -86,6 +86,17 @@ impl Site {
     pub fn run(&self, id: i64) -> Option<&Run> {
         self.runs.iter().find(|r| r.id == id)
     }
+}
+
+/// A machine as a reader knows it: "vm (AMD EPYC, 2 CPUs, kernel 6.18)".
+pub fn describe(host: &Host) -> String {
+    format!(
+        "{} ({}, {} CPUs, kernel {})",
+        host.name.as_deref().unwrap_or("unnamed"),
+        host.cpu_model.as_deref().unwrap_or("unknown CPU"),
+        host.logical_cpus.map_or("?".into(), |n| n.to_string()),
+        host.kernel.as_deref().unwrap_or("unknown")
+    )
 }
 
 /// An implementation's page, from the site's top.

@@ -5,16 +5,16 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::Result;
 
-use super::model::{Comparison, Run, Site, implementation_page};
+use super::model::{Comparison, Site, describe, implementation_page};
 use super::page::Page;
 use crate::report::html::{escape, section};
 use crate::results::Status;
 
-pub fn page(site: &Site, run: &Run) -> Result<String> {
+/// The page of the `index`th run.
+pub fn page(site: &Site, index: usize) -> Result<String> {
+    let run = &site.runs[index];
     let results = &run.results;
     let mut page = Page::new(&format!("The run of {}", run.title()), "../../", site.book);
-    let host = &results.host;
-    let unknown = || "unknown".to_string();
     let ok = results
         .cells
         .iter()
@@ -31,17 +31,14 @@ pub fn page(site: &Site, run: &Run) -> Result<String> {
             escape(&format!(
                 "{} at commit {}",
                 results.suite.version,
-                results.suite.commit.clone().unwrap_or_else(unknown)
+                results.suite.commit.as_deref().unwrap_or("unknown")
             )),
         ),
         (
             "the machine",
             escape(&format!(
-                "{} ({}, {} CPUs, kernel {}), fingerprint {}",
-                host.name.clone().unwrap_or_else(unknown),
-                host.cpu_model.clone().unwrap_or_else(unknown),
-                host.logical_cpus.map_or_else(unknown, |n| n.to_string()),
-                host.kernel.clone().unwrap_or_else(unknown),
+                "{}, fingerprint {}",
+                describe(&results.host),
                 run.machine
             )),
         ),
@@ -88,13 +85,12 @@ pub fn page(site: &Site, run: &Run) -> Result<String> {
         false => section(&mut text, "Throughput", &headline),
     }
     page.push(&text);
-    let index = site.runs.iter().position(|r| r.slug == run.slug);
     let with = |pick: &dyn Fn(&Comparison) -> bool| -> Vec<String> {
         site.comparisons
             .iter()
             .filter(|c| pick(c))
             .map(|c| {
-                let other = match Some(c.baseline) == index {
+                let other = match c.baseline == index {
                     true => &site.runs[c.candidate],
                     false => &site.runs[c.baseline],
                 };
@@ -113,15 +109,15 @@ pub fn page(site: &Site, run: &Run) -> Result<String> {
     let lists = [
         (
             "Against earlier runs of this machine",
-            with(&|c| c.releases.is_none() && Some(c.candidate) == index),
+            with(&|c| c.releases.is_none() && c.candidate == index),
         ),
         (
             "Against later runs of this machine",
-            with(&|c| c.releases.is_none() && Some(c.baseline) == index),
+            with(&|c| c.releases.is_none() && c.baseline == index),
         ),
         (
             "Consecutive releases inside this run",
-            with(&|c| c.releases.is_some() && Some(c.candidate) == index),
+            with(&|c| c.releases.is_some() && c.candidate == index),
         ),
     ];
     for (heading, items) in lists {
