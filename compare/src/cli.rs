@@ -8,6 +8,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use pingpong::client::Arrival;
 use pingpong::protocol::MAX_IN_FLIGHT;
+use pingpong::protocol::Protocol;
 use pingpong::server::Shape;
 
 use crate::named::Named;
@@ -270,6 +271,13 @@ pub struct RunArgs {
     /// the block to.
     #[arg(long, default_value_t = 0)]
     pub work: u64,
+    /// What carries the pingpong (a list runs each at every load): tcp
+    /// (a stream per connection), udp (a connected UDP socket per
+    /// connection, one datagram of --block bytes in flight, at most
+    /// 65,507). UDP runs the closed-loop echo at window 1 alone: no TLS
+    /// twin, churn, open loop or other shape.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Protocol::Tcp])]
+    pub protocol: Vec<Protocol>,
     /// Server shapes (a list runs each at every load): echo (the task that
     /// reads a block writes it back), split (the connection's reading and
     /// writing in two tasks, joined by a channel), spawn (a task per block, which
@@ -368,7 +376,7 @@ pub struct RunArgs {
     /// skipping the runs its results.json already holds.
     #[arg(long, conflicts_with_all = [
         "runtimes", "client", "external", "server", "remote", "remote_bin_dir", "matrix", "connections",
-        "threads", "block", "window", "work", "shapes", "seconds", "warmup", "repeat", "precision",
+        "threads", "block", "window", "work", "protocol", "shapes", "seconds", "warmup", "repeat", "precision",
         "max_repeat", "budget", "noisy", "pin", "no_latency", "no_cost", "counted", "out",
         "arrival", "churn", "rates", "p99_bound", "pre_releases", "step", "tls", "no_handshakes",
         "handshakes",

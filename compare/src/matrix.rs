@@ -1,5 +1,6 @@
 //! Which loads to run: the muduo article's matrix, or a cross product.
 
+use pingpong::protocol::Protocol;
 use pingpong::server::Shape;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -13,14 +14,16 @@ pub struct Load {
     pub connections: usize,
 }
 
-/// What each connection does: bytes per block, blocks in flight, in the
-/// open loop the rate over all connections, with churn the blocks after
-/// which a connection closes and another opens, and whether inside TLS.
-/// and what the server's connections do with each block (its shape). (In
-/// this order, a run's plain and TLS workloads come side by side, the
-/// handshake scenario's churning ones after them.)
+/// What each connection does: over which protocol, bytes per block, blocks
+/// in flight, in the open loop the rate over all connections, with churn
+/// the blocks after which a connection closes and another opens, and
+/// whether inside TLS, and what the server's connections do with each
+/// block (its shape). (In this order, a run's TCP workloads come before
+/// its UDP ones, its plain and TLS workloads side by side, the handshake
+/// scenario's churning ones after them.)
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Workload {
+    pub protocol: Protocol,
     pub block: usize,
     pub window: usize,
     pub rate: Option<u64>,
@@ -64,9 +67,12 @@ impl Workload {
     }
 
     /// The rest of its label, after block and window: empty for a plain
-    /// closed-loop echo.
+    /// closed-loop echo over TCP.
     pub fn beyond_block_and_window(&self) -> String {
         let mut label = String::new();
+        if self.protocol != Protocol::Tcp {
+            label += &format!(", over {}", self.protocol.name().to_uppercase());
+        }
         if let Some(rate) = self.rate {
             label += &format!(", open loop at {rate} blocks/s");
         }
@@ -85,6 +91,9 @@ impl Workload {
     /// How file names tell it from the run's other workloads.
     pub fn slug(&self) -> String {
         let mut slug = format!("-{}B-w{}", self.block, self.window);
+        if self.protocol != Protocol::Tcp {
+            slug += &format!("-{}", self.protocol.name());
+        }
         if let Some(churn) = self.churn {
             slug += &format!("-churn{churn}");
         }
@@ -97,6 +106,21 @@ impl Workload {
             slug += &format!("-{}", self.shape.name());
         }
         slug
+    }
+
+    /// What of it `protocol` runs: all of it over TCP; over UDP, which has
+    /// one datagram in flight, no connections to close or secure and a
+    /// server that answers each datagram itself, the closed-loop echo at
+    /// window 1 alone (none where it is TLS, churn or the open loop).
+    pub fn over(self, protocol: Protocol) -> Option<Self> {
+        match protocol {
+            Protocol::Tcp => Some(self),
+            Protocol::Udp => (self.tls.is_none()
+                && self.churn.is_none()
+                && self.rate.is_none()
+                && self.shape == Shape::Echo)
+                .then_some(Self { window: 1, ..self }),
+        }
     }
 
     /// The same workload over plain TCP.

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail, ensure};
 use clap::Parser;
 use pingpong::protocol::MAX_IN_FLIGHT;
+use pingpong::protocol::Protocol;
 use pingpong::server::Shape;
 
 use crate::adapters::ADAPTERS;
@@ -106,6 +107,7 @@ fn config(args: &RunArgs) -> Result<Config> {
              (pingpong-<name> server --shape ...): leave --shapes out"
         );
     }
+    check_protocols(args)?;
     let names: Vec<String> = servers.iter().map(Implementation::name).collect();
     if let Some(twice) = names
         .iter()
@@ -183,6 +185,11 @@ fn config(args: &RunArgs) -> Result<Config> {
         block: args.block[0],
         blocks: args.block.clone(),
         windows: args.window.clone(),
+        // TCP alone is what files from before UDP hold.
+        protocols: match args.protocol[..] {
+            [Protocol::Tcp] => Vec::new(),
+            _ => args.protocol.clone(),
+        },
         // The echo alone is what files from before shapes hold.
         shapes: match args.shapes[..] {
             [Shape::Echo] => Vec::new(),
@@ -229,6 +236,33 @@ fn config(args: &RunArgs) -> Result<Config> {
 
 /// The loads of `--matrix`, for the CPUs here unless the server runs
 /// elsewhere; a note names the thread counts this machine left out.
+/// Refuses a UDP run that would have nothing to run, and block sizes no
+/// datagram carries.
+fn check_protocols(args: &RunArgs) -> Result<()> {
+    if !args.protocol.contains(&Protocol::Udp) {
+        return Ok(());
+    }
+    for &block in &args.block {
+        pingpong::datagram::check_size(block)
+            .map_err(|e| anyhow::anyhow!("--protocol udp: {e}"))?;
+    }
+    let only_udp = !args.protocol.contains(&Protocol::Tcp);
+    let asked = [
+        (args.tls, "--tls"),
+        (args.churn.is_some(), "--churn"),
+        (!args.rates.is_empty(), "--rates"),
+        (!args.shapes.contains(&Shape::Echo), "--shapes without echo"),
+    ];
+    if let (true, Some((_, flag))) = (only_udp, asked.iter().find(|(asked, _)| *asked)) {
+        bail!(
+            "{flag} has nothing to run over UDP: datagrams have no connections to close or \
+             secure, no open loop, and their server answers each datagram itself; add tcp to \
+             --protocol, or leave {flag} out"
+        );
+    }
+    Ok(())
+}
+
 fn matrix_loads(args: &RunArgs) -> Result<Vec<Load>> {
     if args.server.is_some() || args.remote.is_some() {
         return Ok(args.matrix.loads(None));

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow, bail, ensure};
 use pingpong::cli::{Cli, ClientArgs, Command, ServerArgs, Sizes};
 use pingpong::client::{Arrival, ClientConfig};
+use pingpong::protocol::Protocol;
 use pingpong::wire::{Failure, Line, Window};
 
 use crate::child::{Child, Counting, EXIT_DEADLINE};
@@ -273,6 +274,7 @@ fn troubled(error: RepetitionError, tcp: Option<TcpStats>) -> RepetitionError {
 /// The sizes both of our binaries take.
 fn sizes(job: &Job) -> Sizes {
     Sizes {
+        protocol: job.workload.protocol,
         threads: job.load.threads as u32,
         block: job.workload.block as u32,
         window: job.workload.window as u32,
@@ -335,10 +337,11 @@ fn unsupported(job: &Job, site: &Site) -> Option<RepetitionError> {
         });
     }
     // External programs speak the protocol over plain TCP only.
-    let plain_only = job
-        .workload
-        .tls
-        .map(|_| "it speaks plain TCP only, no TLS".to_string());
+    let plain_only = match (job.workload.protocol, job.workload.tls) {
+        (Protocol::Udp, _) => Some("it speaks TCP pingpong only, no UDP".to_string()),
+        (Protocol::Tcp, Some(_)) => Some("it speaks plain TCP only, no TLS".to_string()),
+        (Protocol::Tcp, None) => None,
+    };
     let server = match (job.server, site) {
         (Program::External(e), Site::Local) => e
             .server_unsupported(job.work, job.workload.shape)
@@ -483,6 +486,7 @@ fn line(text: &str) -> Option<Line> {
 /// The client's settings, for the deadlines it keeps itself.
 fn client_config(job: &Job, connect: SocketAddr) -> ClientConfig {
     ClientConfig {
+        protocol: job.workload.protocol,
         connect,
         threads: job.load.threads,
         connections: job.load.connections,

@@ -121,6 +121,7 @@ impl Measurement {
             connect: None,
             first_rtt: None,
             opened_connections: None,
+            datagrams: None,
             resumptions: None,
             open_loop: None,
             tcp: m.tcp,
@@ -147,6 +148,7 @@ impl Measurement {
                 run.starved_connections = Some(r.starved_connections);
                 run.rtt = r.rtt_histogram.map(Rtt::from_histogram).transpose()?;
                 run.opened_connections = r.opened_connections;
+                run.datagrams = r.datagrams.map(Into::into);
                 run.resumptions = r.tls.and_then(|t| {
                     Some(Resumptions {
                         handshakes: t.handshakes?,

@@ -18,6 +18,7 @@ fn session(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(BLOCK as u64));
     for latency in [false, true] {
         let client = Client::new(ClientConfig {
+            protocol: Default::default(),
             connect: "127.0.0.1:1".parse().unwrap(),
             threads: 1,
             connections: 1,

@@ -1,12 +1,13 @@
 //! Blocking sockets behind the pingpong trait, for implementations whose
 //! every IO call blocks its caller: an OS thread (std-threads), or a
 //! stackful coroutine that its runtime switches away from while it waits
-//! (may). The shared loops are async only in name on such a socket; the
+//! (may), TCP and UDP alike. The shared loops are async only in name on such a socket; the
 //! one real wait is the client's start gate, on which [`block_on`] parks
 //! the caller until it is woken.
 
 use std::future::Future;
 use std::io::{self, Read, Write};
+use std::net::SocketAddr;
 use std::ops::{Deref, DerefMut};
 use std::pin::pin;
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use rustls::{
     ClientConnection, ConnectionCommon, ServerConfig, ServerConnection, SideData, StreamOwned,
 };
 
+use crate::datagram::{self, Datagrams};
 use crate::server::{self, Echo};
 use crate::tls::{Connector, handshake_failed};
 
@@ -174,6 +176,69 @@ impl<S: Socket> crate::Writes for Blocking<S> {
             // The peer has gone if it fails.
             let _ = tls.close_notify();
         }
+    }
+}
+
+/// A UDP socket whose IO blocks: std's, or may's. A client's receives
+/// time out by themselves after [`crate::datagram::LOSS_TIMEOUT`].
+pub trait DatagramSocket: Send + 'static {
+    fn send(&self, buf: &[u8]) -> io::Result<usize>;
+    fn recv(&self, buf: &mut [u8]) -> io::Result<usize>;
+    fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)>;
+    fn send_to(&self, buf: &[u8], to: SocketAddr) -> io::Result<usize>;
+}
+
+impl DatagramSocket for std::net::UdpSocket {
+    fn send(&self, buf: &[u8]) -> io::Result<usize> {
+        std::net::UdpSocket::send(self, buf)
+    }
+
+    fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        std::net::UdpSocket::recv(self, buf)
+    }
+
+    fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        std::net::UdpSocket::recv_from(self, buf)
+    }
+
+    fn send_to(&self, buf: &[u8], to: SocketAddr) -> io::Result<usize> {
+        std::net::UdpSocket::send_to(self, buf, to)
+    }
+}
+
+/// A blocking UDP socket behind the pingpong trait.
+pub struct BlockingDatagrams<S>(pub S);
+
+impl<S: DatagramSocket> Datagrams for BlockingDatagrams<S> {
+    async fn send(&mut self, buf: Vec<u8>, len: usize) -> (io::Result<()>, Vec<u8>) {
+        let sent = self.0.send(&buf[..len]);
+        (datagram::whole(sent, len), buf)
+    }
+
+    async fn recv(&mut self, mut buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
+        buf.resize(buf.capacity(), 0);
+        let received = match self.0.recv(&mut buf) {
+            // How a receive timeout (SO_RCVTIMEO) ends, on Linux.
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Err(io::ErrorKind::TimedOut.into()),
+            received => received,
+        };
+        (received, buf)
+    }
+
+    async fn recv_from(&mut self, mut buf: Vec<u8>) -> (io::Result<(usize, SocketAddr)>, Vec<u8>) {
+        buf.resize(buf.capacity(), 0);
+        let received = self.0.recv_from(&mut buf);
+        (received, buf)
+    }
+
+    async fn send_to(
+        &mut self,
+        buf: Vec<u8>,
+        len: usize,
+        to: SocketAddr,
+    ) -> (io::Result<()>, Vec<u8>) {
+        let sent = self.0.send_to(&buf[..len], to);
+        (datagram::whole(sent, len), buf)
     }
 }
 

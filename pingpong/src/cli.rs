@@ -8,10 +8,11 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::client::{Arrival, ClientConfig};
+use crate::datagram;
 use crate::driver::server::ServerConfig;
 use crate::driver::{client, server};
 use crate::knobs::Settings;
-use crate::protocol::MAX_IN_FLIGHT;
+use crate::protocol::{MAX_IN_FLIGHT, Protocol};
 use crate::runtime::Runtime;
 use crate::server::Shape;
 use crate::tls::{Connector, TlsError};
@@ -121,6 +122,10 @@ pub struct ClientArgs {
 /// What both sides agree on.
 #[derive(Debug, Clone, Copy, PartialEq, Args)]
 pub struct Sizes {
+    /// What carries the pingpong: TCP streams, or UDP datagrams (one in
+    /// flight per socket, --block bytes each).
+    #[arg(long, value_enum, default_value_t = Protocol::Tcp)]
+    pub protocol: Protocol,
     /// Threads (executors, event loops) this process runs.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub threads: u32,
@@ -134,8 +139,18 @@ pub struct Sizes {
 }
 
 impl Sizes {
-    /// Fails when the bytes in flight per connection exceed what one connection may hold.
+    /// Fails when the bytes in flight per connection exceed what one
+    /// connection may hold, or (over UDP) what one datagram carries.
     fn check(&self) -> Result<(), String> {
+        if self.protocol == Protocol::Udp {
+            if self.window > 1 {
+                return Err(format!(
+                    "--window {}: over UDP each socket keeps one datagram in flight",
+                    self.window
+                ));
+            }
+            return datagram::check_size(self.block as usize);
+        }
         let bytes = self.block as usize * self.window as usize;
         if bytes > MAX_IN_FLIGHT {
             return Err(format!(
@@ -217,15 +232,20 @@ impl ClientArgs {
 }
 
 impl Sizes {
-    fn to_args(self) -> [String; 6] {
-        [
+    fn to_args(self) -> Vec<String> {
+        let mut args = Vec::new();
+        if self.protocol != Protocol::Tcp {
+            args.extend(["--protocol".into(), value(self.protocol)]);
+        }
+        args.extend([
             "--threads".into(),
             self.threads.to_string(),
             "--block".into(),
             self.block.to_string(),
             "--window".into(),
             self.window.to_string(),
-        ]
+        ]);
+        args
     }
 }
 
@@ -262,6 +282,7 @@ pub fn seconds(positive: bool) -> impl Fn(&str) -> Result<f64, String> + Clone {
 impl From<ServerArgs> for ServerConfig {
     fn from(a: ServerArgs) -> Self {
         Self {
+            protocol: a.sizes.protocol,
             bind: a.bind,
             threads: a.sizes.threads as usize,
             block: a.sizes.block as usize,
@@ -284,6 +305,7 @@ impl TryFrom<ClientArgs> for ClientConfig {
             .map(|trust| Connector::new(&trust, a.tls_resumption))
             .transpose()?;
         Ok(Self {
+            protocol: a.sizes.protocol,
             connect: a.connect,
             threads: a.sizes.threads as usize,
             connections: a.connections as usize,
@@ -298,6 +320,33 @@ impl TryFrom<ClientArgs> for ClientConfig {
             rate: a.rate,
             tls: tls.map(Arc::new),
             knobs: Settings::default(),
+        })
+    }
+}
+
+impl Command {
+    /// What UDP pingpong has no counterpart for, if this asks for any.
+    fn udp_refusal(&self) -> Option<String> {
+        let asked = match self {
+            Command::Server(a) => [
+                (a.tls, "--tls"),
+                (a.shape != Shape::Echo, "--shape other than echo"),
+            ]
+            .into_iter()
+            .find(|(asked, _)| *asked),
+            Command::Client(a) => [
+                (a.tls_trust.is_some(), "--tls-trust"),
+                (a.churn.is_some(), "--churn"),
+                (a.rate.is_some(), "--rate"),
+            ]
+            .into_iter()
+            .find(|(asked, _)| *asked),
+        };
+        asked.map(|(_, flag)| {
+            format!(
+                "{flag} does not apply over UDP: datagrams have no connections to close or \
+                 secure, and their server answers each datagram itself"
+            )
         })
     }
 }
@@ -321,6 +370,10 @@ pub fn main<R: Runtime>() -> ExitCode {
                     .to_string(),
             ),
             _ => Ok(()),
+        })
+        .and_then(|()| match sizes.protocol {
+            Protocol::Udp => command.udp_refusal().map_or(Ok(()), Err),
+            Protocol::Tcp => Ok(()),
         })
         .and_then(|()| Settings::parse(&knobs, R::KNOBS).map_err(|e| format!("--knobs: {e}")))
         .map_err(|message| Failure {
@@ -369,11 +422,15 @@ mod tests {
     use proptest::prelude::*;
 
     fn sizes() -> impl Strategy<Value = Sizes> {
-        (1..=1024u32, 1..=65536u32, 1..=16u32).prop_map(|(threads, block, window)| Sizes {
-            threads,
-            block,
-            window,
-        })
+        let protocol = prop_oneof![Just(Protocol::Tcp), Just(Protocol::Udp)];
+        (protocol, 1..=1024u32, 1..=65536u32, 1..=16u32).prop_map(
+            |(protocol, threads, block, window)| Sizes {
+                protocol,
+                threads,
+                block,
+                window,
+            },
+        )
     }
 
     fn address() -> impl Strategy<Value = SocketAddr> {

@@ -13,6 +13,8 @@
 //!   certificate than the server's, so that every handshake fails;
 //! - `close-notify-after=<n>`: the server ends each connection once it has
 //!   echoed `n` bytes, with TLS by a close_notify alert mid-stream;
+//! - `drop-every=<n>`: the server drops every `n`th UDP datagram it
+//!   receives (on each of its sockets' threads), unanswered;
 //! - `slow=<units>`: the server does that many units of CPU work (as
 //!   `--work`) per block on top of what it was asked: a slowdown of known
 //!   size, for measuring what `compare check` catches.
@@ -33,6 +35,7 @@ pub enum Fault {
     UntrustedCertificate,
     CloseNotifyAfter(u64),
     Slow(u64),
+    DropEvery(u64),
 }
 
 static FAULT: OnceLock<Option<Fault>> = OnceLock::new();
@@ -76,6 +79,12 @@ fn parse_for_me(spec: &str) -> Result<Option<Fault>, String> {
             v.parse()
                 .map_err(|_| format!("{ENV}: {v:?} is not a byte count"))?,
         ),
+        Some(("drop-every", v)) => Fault::DropEvery(
+            v.parse()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| format!("{ENV}: {v:?} is not a positive count of datagrams"))?,
+        ),
         Some(("slow", v)) => Fault::Slow(
             v.parse()
                 .map_err(|_| format!("{ENV}: {v:?} is not a number of work units"))?,
@@ -98,6 +107,20 @@ pub fn abort_after(after: Duration) {
 /// Whether a connection that has echoed `echoed` bytes is to end now.
 pub fn ends_connection(echoed: u64) -> bool {
     matches!(get(), Some(Fault::CloseNotifyAfter(after)) if echoed >= after)
+}
+
+/// Whether the datagram just received is to be dropped unanswered.
+pub fn drops_datagram() -> bool {
+    let Some(Fault::DropEvery(every)) = get() else {
+        return false;
+    };
+    thread_local! {
+        static RECEIVED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+    RECEIVED.with(|received| {
+        received.set(received.get() + 1);
+        received.get() % every == 0
+    })
 }
 
 /// Flips the asked-for byte if it lies in `data`, which starts at stream

@@ -17,6 +17,7 @@ pub mod affinity;
 pub mod blocking;
 pub mod cli;
 pub mod client;
+pub mod datagram;
 pub mod deny;
 pub mod driver;
 pub mod fault;
@@ -36,6 +37,7 @@ pub mod wire;
 pub mod work;
 
 pub use client::Client;
+pub use datagram::Datagrams;
 pub use runtime::{ListenerModel, Runtime, on_threads};
 pub use server::Server;
 pub use stream::{Reads, Split, Stream, Writes};

@@ -7,7 +7,44 @@
 //! it reads against that, so a lost, duplicated or corrupted byte is an error
 //! of the cell and never throughput.
 //!
+//! Over UDP the same pattern fills each datagram ([`crate::datagram`]).
+//!
 //! This module is bytes only: it depends on nothing else in the crate.
+
+/// What carries the pingpong between client and server.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Protocol {
+    /// A TCP stream per connection, TCP_NODELAY on both ends (inside TLS
+    /// with --tls).
+    #[default]
+    Tcp,
+    /// A connected UDP socket per "connection", one datagram in flight.
+    Udp,
+}
+
+impl Protocol {
+    /// Its name, as `--protocol` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Tcp => "tcp",
+            Self::Udp => "udp",
+        }
+    }
+}
 
 /// The most bytes a connection may keep in flight (block x window).
 pub const MAX_IN_FLIGHT: usize = 64 << 20;

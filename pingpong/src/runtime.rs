@@ -8,7 +8,8 @@ use std::thread;
 
 use crate::client::Client;
 use crate::knobs::Knob;
-use crate::server::Server;
+use crate::server::{DatagramServer, Server};
+use crate::unavailable::Unavailable;
 
 /// How a runtime's server threads take connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +46,18 @@ pub trait Runtime {
     /// Opens the client's connections over its threads and runs every session
     /// to its end.
     fn client(client: &Arc<Client>) -> io::Result<()>;
+
+    /// Serves UDP: answers every datagram on each socket
+    /// ([`crate::server::answer`]) until the process exits.
+    fn serve_udp(_server: DatagramServer) -> io::Result<()> {
+        Err(Unavailable::no_udp())
+    }
+
+    /// Runs the client's UDP sockets
+    /// ([`crate::client::datagram_connection`]), each to its end.
+    fn client_udp(_client: &Arc<Client>) -> io::Result<()> {
+        Err(Unavailable::no_udp())
+    }
 
     /// Runs the client's connections in the open loop, at its rate
     /// ([`crate::client::open_loop`]). One generator serves every server,

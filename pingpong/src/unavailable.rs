@@ -58,6 +58,18 @@ impl Unavailable {
         })
     }
 
+    /// A binary whose glue has no UDP sockets.
+    pub fn no_udp() -> io::Error {
+        io::Error::other(Unavailable {
+            short: "no UDP",
+            source: io::Error::new(
+                io::ErrorKind::Unsupported,
+                "this binary's glue serves and connects TCP streams only",
+            ),
+            advice: "run it over TCP, or give its glue UDP sockets (serve_udp, client_udp)",
+        })
+    }
+
     /// Creates and closes a one-entry io_uring: whether this process may use
     /// io_uring at all, for runtimes that panic rather than report it.
     pub fn probe_io_uring() -> io::Result<()> {

@@ -41,9 +41,11 @@ pub enum Window {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Ready {
     pub addr: SocketAddr,
-    /// How many listening sockets serve `addr` (one per thread with SO_REUSEPORT).
+    /// How many listening sockets serve `addr` (one per thread with
+    /// SO_REUSEPORT; over UDP always one per thread).
     pub listeners: usize,
-    /// The accept backlog in force: the kernel caps the one asked for at somaxconn.
+    /// The accept backlog in force: the kernel caps the one asked for at
+    /// somaxconn (0 over UDP, which accepts nothing).
     pub backlog: u32,
     /// The CPUs the server process may run on, as it sees its own affinity.
     #[serde(default)]
@@ -99,6 +101,9 @@ pub struct ClientResult {
     /// With TLS: what its connections negotiated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<Box<Tls>>,
+    /// Over UDP: the datagrams sent and lost inside the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datagrams: Option<Datagrams>,
     /// The CPUs the client process may run on, as it sees its own affinity.
     #[serde(default)]
     pub cpus: Vec<usize>,
@@ -108,6 +113,26 @@ pub struct ClientResult {
     /// How long each slice lasted, in seconds (they add up to `seconds`).
     #[serde(default)]
     pub slice_seconds: Vec<f64>,
+}
+
+/// What a UDP client's sockets sent inside the window, and how many of
+/// those datagrams had no answer within the loss timeout
+/// ([`crate::datagram::LOSS_TIMEOUT`]): each was sent again, and none is
+/// throughput.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Datagrams {
+    pub sent: u64,
+    pub lost: u64,
+}
+
+impl Datagrams {
+    /// Lost over sent; 0 when nothing was sent.
+    pub fn loss_rate(&self) -> f64 {
+        match self.sent {
+            0 => 0.0,
+            sent => self.lost as f64 / sent as f64,
+        }
+    }
 }
 
 impl ClientResult {

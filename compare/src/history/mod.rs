@@ -25,7 +25,13 @@ use store::{Row, Store, Value};
 
 /// The schema's version, as `PRAGMA user_version` keeps it (in
 /// PostgreSQL, the table `history_version`).
-pub const VERSION: i64 = 1;
+pub const VERSION: i64 = 2;
+/// What brings a history of each older version to the next: `MIGRATIONS[v - 1]`
+/// takes version `v` to `v + 1`. The statements are both dialects'.
+const MIGRATIONS: [&str; 1] = [
+    // UDP: the protocol joins a cell's identity; every older cell is TCP.
+    "ALTER TABLE cell ADD COLUMN protocol TEXT NOT NULL DEFAULT 'tcp'",
+];
 /// The schema, which the book's history page shows whole.
 pub const SCHEMA: &str = include_str!("schema.sql");
 /// The history's name beside the results folders.
@@ -86,8 +92,9 @@ impl History {
         &self.location
     }
 
-    /// Brings the schema to [`VERSION`]: made where the database is empty;
-    /// refused where it is newer than this compare or not a history.
+    /// Brings the schema to [`VERSION`]: made where the database is empty,
+    /// migrated where it is older; refused where it is newer than this
+    /// compare or not a history.
     fn migrate(&self) -> Result<()> {
         let mut db = self.db.borrow_mut();
         let mut found = db.version()?;
@@ -99,6 +106,14 @@ impl History {
                 let found = db.version()?;
                 if found >= VERSION {
                     return Ok(found);
+                }
+                if found > 0 {
+                    // An older history: each migration in turn.
+                    for migration in &MIGRATIONS[found as usize - 1..] {
+                        db.batch(migration)?;
+                    }
+                    db.set_version(VERSION)?;
+                    return Ok(VERSION);
                 }
                 let tables = db.tables()?;
                 if tables > 0 {
@@ -457,9 +472,10 @@ pub fn list(history: &History) -> Result<String> {
 
 /// The columns that identify a cell across runs: its implementation,
 /// client, load and workload, in the order of [`identity`].
-const IDENTITY: [&str; 11] = [
+const IDENTITY: [&str; 12] = [
     "implementation",
     "client",
+    "protocol",
     "threads",
     "connections",
     "block",
@@ -478,6 +494,7 @@ fn identity(cell: &Cell) -> Vec<Value> {
     vec![
         cell.implementation.as_str().into(),
         cell.client.as_str().into(),
+        w.protocol.name().into(),
         cell.threads.into(),
         cell.connections.into(),
         w.block.into(),

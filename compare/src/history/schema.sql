@@ -1,4 +1,4 @@
--- The history's schema, version 1 (PRAGMA user_version; in PostgreSQL the
+-- The history's schema, version 2 (PRAGMA user_version; in PostgreSQL the
 -- table history_version). Every figure lies in a column where tables and
 -- trends query it, and whole in the record beside it, so that a run read
 -- back is its results.json again. Written for SQLite; in PostgreSQL every
@@ -57,6 +57,8 @@ CREATE TABLE cell (
     implementation TEXT NOT NULL,
     version TEXT NOT NULL,
     client TEXT NOT NULL,
+    -- tcp or udp (version 2; a version 1 history's cells are tcp).
+    protocol TEXT NOT NULL DEFAULT 'tcp',
     threads INTEGER NOT NULL,
     connections INTEGER NOT NULL,
     block INTEGER NOT NULL,

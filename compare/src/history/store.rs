@@ -340,7 +340,10 @@ impl Store {
         match self {
             Self::Sqlite(db) => db.pragma_update(None, "user_version", version)?,
             Self::Postgres(_) => {
-                self.batch("CREATE TABLE history_version (version BIGINT NOT NULL)")?;
+                self.batch(
+                    "CREATE TABLE IF NOT EXISTS history_version (version BIGINT NOT NULL);
+                     DELETE FROM history_version",
+                )?;
                 self.execute("INSERT INTO history_version VALUES (?)", &[version.into()])?;
             }
         }

@@ -5,6 +5,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use pingpong::protocol::Protocol;
+
 use crate::matrix::{Load, Workload};
 use crate::results::{Cell, Figures, Interval, Results, Status, Summary};
 use crate::stats;
@@ -346,10 +348,22 @@ impl<'a> View<'a> {
         self.loads
             .iter()
             .map(|&load| {
+                let udp = self.workload.protocol == Protocol::Udp;
                 let rows = self
                     .cells_at(load)
-                    .map(|c| detail_row(c, self.results.config.precision_percent))
+                    .map(|c| {
+                        let mut row = detail_row(c, self.results.config.precision_percent);
+                        if udp {
+                            row.push(Entry::plain(median_of(c, |f| f.loss_percent, 1.0, 2)));
+                        }
+                        row
+                    })
                     .collect();
+                let mut header: Vec<String> =
+                    DETAIL_HEADER.iter().map(ToString::to_string).collect();
+                if udp {
+                    header.push("lost %".into());
+                }
                 let mark = if self.oversubscribed(load) { "*" } else { "" };
                 Grid {
                     title: self.titled(format!(
@@ -360,7 +374,7 @@ impl<'a> View<'a> {
                         plural(load.connections),
                         self.results.config.repeat
                     )),
-                    header: DETAIL_HEADER.iter().map(ToString::to_string).collect(),
+                    header,
                     rows,
                 }
             })
@@ -390,12 +404,31 @@ pub const DETAIL_LEGEND: &str = "Detailed tables: msg/s = blocks round-tripped p
     Jain's index of the connections' bytes (1 = even, 0.1 = as if a tenth did all the work); \
     connect s = time to connect every connection";
 
-fn detail_row(cell: &Cell, cell_precision: Option<f64>) -> Vec<Entry> {
+/// What the detailed tables of a UDP workload mean.
+pub fn udp_legend() -> String {
+    format!(
+        "Over UDP: a connection is a connected socket with one datagram of the block's size in \
+         flight; msg/s counts datagrams answered; lost % = datagrams with no answer within the \
+         loss timeout ({} ms), in percent of those sent: each was sent again, and none counts as \
+         throughput",
+        pingpong::datagram::LOSS_TIMEOUT.as_millis()
+    )
+}
+
+/// A figure's median in a cell that is ok, or "-".
+fn median_of(
+    cell: &Cell,
+    pick: fn(&Figures) -> Option<Summary>,
+    scale: f64,
+    digits: usize,
+) -> String {
     let f = cell.figures.as_ref().filter(|_| cell.status == Status::Ok);
-    let median = |pick: fn(&Figures) -> Option<Summary>, scale: f64, digits: usize| {
-        f.and_then(pick)
-            .map_or("-".into(), |s| format!("{:.digits$}", s.median * scale))
-    };
+    f.and_then(pick)
+        .map_or("-".into(), |s| format!("{:.digits$}", s.median * scale))
+}
+
+fn detail_row(cell: &Cell, cell_precision: Option<f64>) -> Vec<Entry> {
+    let median = |pick, scale, digits| median_of(cell, pick, scale, digits);
     let mib = 1.0 / 1024.0;
     [
         cell.implementation.clone(),

@@ -1,7 +1,9 @@
 //! The report's parts in order, as every renderer of a whole report draws
 //! them: the sections of tables, and the notes that explain their marks.
 
-use super::grid::{DETAIL_LEGEND, Grid, View, plural, status};
+use pingpong::protocol::Protocol;
+
+use super::grid::{DETAIL_LEGEND, Grid, View, plural, status, udp_legend};
 use super::{arrivals, cost, open_loop, shapes, tls, trend};
 use crate::results::{Results, Status};
 
@@ -148,6 +150,9 @@ pub fn notes(results: &Results, details: bool) -> Vec<String> {
     }
     if details {
         notes.push(DETAIL_LEGEND.into());
+        if results.cells.iter().any(|c| c.protocol == Protocol::Udp) {
+            notes.push(udp_legend());
+        }
     }
     let counted = results.cells.iter().any(|c| {
         c.figures

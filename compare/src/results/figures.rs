@@ -186,6 +186,7 @@ impl Cell {
             mib_per_server_cpu_s: of(&|r| r.mib_per_server_cpu_s),
             connect_seconds: of(&|r| r.connect_seconds),
             fairness: of(&|r| r.fairness),
+            loss_percent: of(&|r| Some(r.datagrams?.loss_percent())),
             window_spread: of(&|r| r.series.as_ref()?.spread()),
             server_per_block: per_block(
                 runs,

@@ -10,6 +10,7 @@ pub mod file;
 use std::collections::BTreeMap;
 
 use pingpong::client::Arrival;
+use pingpong::protocol::Protocol;
 use pingpong::server::Shape;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -109,6 +110,11 @@ pub struct Config {
     /// Units of server CPU work per block echoed.
     #[serde(default)]
     pub work: u64,
+    /// `--protocol`, each run at every load; empty: TCP alone (as in files
+    /// from before UDP).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "Vec<String>")]
+    pub protocols: Vec<Protocol>,
     /// `--shapes`, each run at every load; empty: the echo alone (as in
     /// files from before servers had shapes).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -289,6 +295,10 @@ pub struct Cell {
     /// The implementation measured: its server (and its client, unless fixed).
     #[serde(rename = "runtime")]
     pub implementation: String,
+    /// What carried the pingpong; absent: TCP.
+    #[serde(default, skip_serializing_if = "is_tcp")]
+    #[schemars(with = "String")]
+    pub protocol: Protocol,
     pub version: String,
     pub model: String,
     /// False where `threads` has no effect (one thread per connection).
@@ -384,6 +394,9 @@ pub struct Figures {
     pub connect_seconds: Option<Summary>,
     #[serde(default)]
     pub fairness: Option<Summary>,
+    /// Over UDP: datagrams lost, in percent of those sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_percent: Option<Summary>,
     /// How much throughput moved inside each run's window: the spread of
     /// its slices, (max - min) / median.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -570,6 +583,10 @@ pub struct Run {
     /// replacing one closed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub opened_connections: Option<u64>,
+    /// Over UDP: the datagrams sent inside the window, and those counted
+    /// lost (no answer within the client's loss timeout; each was sent again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datagrams: Option<Datagrams>,
     /// With TLS resumption: the client's handshakes over the whole
     /// repetition, and those that offered a session ticket.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -611,6 +628,38 @@ pub struct Run {
     /// included), as it reported when stopped; absent for external servers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub served: Option<Served>,
+}
+
+/// What a UDP client's sockets sent inside the window and lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Datagrams {
+    pub sent: u64,
+    pub lost: u64,
+}
+
+impl Datagrams {
+    /// Lost datagrams in percent of those sent.
+    pub fn loss_percent(&self) -> f64 {
+        pingpong::wire::Datagrams::from(*self).loss_rate() * 100.0
+    }
+}
+
+impl From<pingpong::wire::Datagrams> for Datagrams {
+    fn from(d: pingpong::wire::Datagrams) -> Self {
+        Self {
+            sent: d.sent,
+            lost: d.lost,
+        }
+    }
+}
+
+impl From<Datagrams> for pingpong::wire::Datagrams {
+    fn from(d: Datagrams) -> Self {
+        Self {
+            sent: d.sent,
+            lost: d.lost,
+        }
+    }
 }
 
 /// What a server's connections did with their blocks: the shape's hand-offs
@@ -700,6 +749,10 @@ pub struct Summary {
     pub max: f64,
 }
 
+fn is_tcp(protocol: &Protocol) -> bool {
+    *protocol == Protocol::Tcp
+}
+
 fn is_echo(shape: &Shape) -> bool {
     *shape == Shape::Echo
 }
@@ -748,6 +801,7 @@ impl Config {
         }
         [None, Some(Tls::Full), Some(Tls::Resumption)]
             .map(|tls| Workload {
+                protocol: Protocol::Tcp,
                 // The first size: `block` is always `blocks[0]`.
                 block: self.block,
                 window: 1,
@@ -784,20 +838,32 @@ impl Config {
             true => &[Shape::Echo][..],
             false => &self.shapes[..],
         };
+        let protocols = match self.protocols.is_empty() {
+            true => &[Protocol::Tcp][..],
+            false => &self.protocols[..],
+        };
         let mut workloads = Vec::new();
-        for &block in &blocks {
-            for &window in &windows {
-                for &rate in &rates {
-                    for &tls in tls {
-                        for &shape in shapes {
-                            workloads.push(Workload {
-                                block,
-                                window,
-                                rate,
-                                churn: self.churn,
-                                tls,
-                                shape,
-                            });
+        for &protocol in protocols {
+            for &block in &blocks {
+                for &window in &windows {
+                    for &rate in &rates {
+                        for &tls in tls {
+                            for &shape in shapes {
+                                let workload = Workload {
+                                    protocol,
+                                    block,
+                                    window,
+                                    rate,
+                                    churn: self.churn,
+                                    tls,
+                                    shape,
+                                };
+                                if let Some(w) = workload.over(protocol)
+                                    && !workloads.contains(&w)
+                                {
+                                    workloads.push(w);
+                                }
+                            }
                         }
                     }
                 }
@@ -850,6 +916,7 @@ impl Cell {
 
     pub fn workload(&self) -> Workload {
         Workload {
+            protocol: self.protocol,
             block: self.block,
             window: self.window,
             rate: self.rate,
@@ -904,6 +971,7 @@ impl Results {
         found.unwrap_or_else(|| {
             self.cells.push(Cell {
                 implementation: server_name,
+                protocol: workload.protocol,
                 version: server.1.into(),
                 model: server.0.model(),
                 threads_matter: server.0.threads_matter() && client.0.threads_matter(),

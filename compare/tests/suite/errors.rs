@@ -36,6 +36,14 @@ fn every_bad_option_gets_its_reason_in_two_lines_at_most() {
             "nan is not a non-negative number of seconds",
         ),
         (&["--block", "0"], "0 is not in 1..=67108864"),
+        (
+            &["--protocol", "udp", "--block", "65508"],
+            "--protocol udp: --block 65508 does not fit in one UDP datagram",
+        ),
+        (
+            &["--protocol", "udp", "--tls"],
+            "--tls has nothing to run over UDP",
+        ),
         (&["--block", "67108865"], "67108865 is not in 1..=67108864"),
         (&["--repeat", "0"], "0 is not in 1..=1000"),
         (

@@ -17,28 +17,32 @@ use crate::common::{
 /// tokio with `fault` beside a healthy mio: tokio's cell fails with a
 /// reason containing `expected`, mio's succeeds, nothing is left running.
 fn fault_costs_one_cell(test: &str, fault: &str, expected: &[&str]) {
+    fault_costs_one_cell_of(test, fault, expected, &[]);
+}
+
+/// [`fault_costs_one_cell`] with `extra` options (another protocol).
+fn fault_costs_one_cell_of(test: &str, fault: &str, expected: &[&str], extra: &[&str]) {
     let out = out_dir(test);
     let spec = format!("pingpong-tokio:{fault}");
-    let output = compare_with(
-        &[
-            "run",
-            "--runtimes",
-            "tokio,mio",
-            "--connections",
-            "10",
-            "--seconds",
-            "0.3",
-            "--warmup",
-            "0.1",
-            "--repeat",
-            "1",
-            "--no-cost",
-            "--quiet",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        &[("PINGPONG_FAULT", &spec), (MARK, test)],
-    );
+    let mut args = vec![
+        "run",
+        "--runtimes",
+        "tokio,mio",
+        "--connections",
+        "10",
+        "--seconds",
+        "0.3",
+        "--warmup",
+        "0.1",
+        "--repeat",
+        "1",
+        "--no-cost",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    let output = compare_with(&args, &[("PINGPONG_FAULT", &spec), (MARK, test)]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{fault}: {stderr}");
     let results = load(&out);
@@ -99,6 +103,16 @@ fn a_server_that_corrupts_a_byte() {
         "fault-flip",
         "flip-byte=20000",
         &["corrupt stream: byte 20000 of the stream"],
+    );
+}
+
+#[test]
+fn a_server_that_corrupts_a_byte_of_a_datagram() {
+    fault_costs_one_cell_of(
+        "fault-flip-udp",
+        "flip-byte=100",
+        &["byte 100 of a datagram is"],
+        &["--protocol", "udp", "--block", "1024"],
     );
 }
 

@@ -267,6 +267,7 @@ fn holds(store: &dyn Store) {
     the_past_of_a_cell_is_its_own_on_one_machine_before_a_time(store);
     a_run_that_fails_halfway_leaves_nothing_of_itself(store);
     a_newer_schema_or_a_database_of_something_else_is_refused(store);
+    a_version_1_history_is_migrated_and_the_protocol_tells_cells_apart(store);
     two_runs_appended_at_once_both_land(store);
 }
 
@@ -358,6 +359,36 @@ fn a_newer_schema_or_a_database_of_something_else_is_refused(store: &dyn Store) 
         e.contains("no history schema") && e.contains(&other.to_string()),
         "{e}"
     );
+}
+
+fn a_version_1_history_is_migrated_and_the_protocol_tells_cells_apart(store: &dyn Store) {
+    let location = store.fresh("migrated");
+    let tcp = started("2026-01-01T00:00:00+00:00");
+    History::open(&location)
+        .unwrap()
+        .append(&tcp, "tcp")
+        .unwrap();
+    // What a version 1 history is: no protocol column.
+    store.sql(&location, "ALTER TABLE cell DROP COLUMN protocol");
+    store.set_version(&location, 1);
+
+    let mut history = History::open(&location).unwrap();
+    let entries = history.entries().unwrap();
+    assert_eq!(json(&history.load(entries[0].id).unwrap()), json(&tcp));
+    // The same cells over UDP, a day later: not the TCP cells' past.
+    let mut udp = started("2026-01-02T00:00:00+00:00");
+    for cell in &mut udp.cells {
+        cell.protocol = pingpong::protocol::Protocol::Udp;
+    }
+    history.append(&udp, "udp").unwrap();
+    let machine = history::fingerprint(&tcp.host);
+    let cell = udp.cells.iter().find(|c| c.status == Status::Ok).unwrap();
+    assert!(history.past(&machine, cell, "9999").unwrap().len() == 1);
+    let entries = history.entries().unwrap();
+    assert_eq!(json(&history.load(entries[1].id).unwrap()), json(&udp));
+    drop(history);
+    // Opened again, it is of this version: the column is not added twice.
+    History::open(&location).unwrap();
 }
 
 fn two_runs_appended_at_once_both_land(store: &dyn Store) {

@@ -18,6 +18,7 @@ mod run;
 mod site;
 mod tls;
 mod two_hosts;
+mod udp;
 mod unavailable;
 mod unreleased;
 mod workloads;

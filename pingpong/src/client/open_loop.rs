@@ -259,6 +259,7 @@ mod tests {
 
     fn client(rate: u64, connections: usize, seconds: u64) -> Client {
         Client::new(ClientConfig {
+            protocol: Default::default(),
             connect: "127.0.0.1:1".parse().unwrap(),
             threads: 1,
             connections,

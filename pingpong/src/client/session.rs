@@ -23,6 +23,8 @@ pub enum SessionError {
     Closed { offset: u64 },
     #[error("corrupt stream: {0}")]
     Corrupt(#[from] Mismatch),
+    #[error("{0}")]
+    Datagram(#[from] crate::datagram::BadDatagram),
 }
 
 /// What the caller does with bytes it just read.
@@ -220,7 +222,7 @@ impl Drop for Session<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::client::state::ClientConfig;
     use crate::protocol::pattern;
@@ -230,8 +232,10 @@ mod tests {
         (0..len).map(|k| p[k % block]).collect()
     }
 
-    fn client(block: usize) -> Client {
-        Client::new(ClientConfig {
+    /// A client of one connection that records times, its window an hour long.
+    pub(crate) fn config(block: usize) -> ClientConfig {
+        ClientConfig {
+            protocol: crate::protocol::Protocol::Tcp,
             connect: "127.0.0.1:1".parse().unwrap(),
             threads: 1,
             connections: 1,
@@ -246,7 +250,11 @@ mod tests {
             rate: None,
             tls: None,
             knobs: Default::default(),
-        })
+        }
+    }
+
+    fn client(block: usize) -> Client {
+        Client::new(config(block))
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use super::open_loop_record::Record;
 use crate::gate::Gate;
 use crate::latency::{Histogram, Recorders, histogram};
-use crate::protocol::pattern;
+use crate::protocol::{Protocol, pattern};
 
 /// Where the run is, as every connection sees it after each read.
 ///
@@ -61,6 +61,7 @@ pub enum Arrival {
 /// What the client was asked to do.
 #[derive(Debug, Clone)]
 pub struct ClientConfig {
+    pub protocol: Protocol,
     pub connect: SocketAddr,
     pub threads: usize,
     pub connections: usize,
@@ -108,6 +109,9 @@ pub struct Client {
     /// Connections that came up inside the window.
     opened_in_window: AtomicU64,
     verified: AtomicUsize,
+    /// UDP: datagrams sent, and counted lost, inside the window.
+    sent: AtomicU64,
+    lost: AtomicU64,
     failed: AtomicBool,
     /// The runtime's `client` returned (or panicked).
     returned: AtomicBool,
@@ -188,6 +192,8 @@ impl Client {
             bytes: AtomicU64::new(0),
             opened_in_window: AtomicU64::new(0),
             verified: AtomicUsize::new(0),
+            sent: AtomicU64::new(0),
+            lost: AtomicU64::new(0),
             failed: AtomicBool::new(false),
             returned: AtomicBool::new(false),
             first_error: Mutex::new(None),
@@ -338,6 +344,21 @@ impl Client {
     /// A connection ended cleanly after at least one whole block came back verified.
     pub(crate) fn verified(&self) {
         self.verified.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A UDP socket is through: the datagrams it sent and lost inside the
+    /// window join the totals.
+    pub(crate) fn datagrams(&self, sent: u64, lost: u64) {
+        self.sent.fetch_add(sent, Ordering::Relaxed);
+        self.lost.fetch_add(lost, Ordering::Relaxed);
+    }
+
+    /// UDP: datagrams sent, and counted lost, inside the window so far.
+    pub fn datagram_counts(&self) -> (u64, u64) {
+        (
+            self.sent.load(Ordering::Relaxed),
+            self.lost.load(Ordering::Relaxed),
+        )
     }
 
     /// How some of a session's connections arrived.
@@ -537,6 +558,7 @@ mod tests {
 
     fn client(threads: usize, connections: usize) -> Client {
         Client::new(ClientConfig {
+            protocol: Default::default(),
             connect: "127.0.0.1:1".parse().unwrap(),
             threads,
             connections,

@@ -24,7 +24,14 @@ impl Joined for () {
 
 impl<E: std::fmt::Display> Joined for Result<(), E> {
     fn into_result(self) -> io::Result<()> {
-        self.map_err(|e| io::Error::other(format!("a connection task did not finish: {e}")))
+        self.map_err(|e| io::Error::other(format!("a task did not finish: {e}")))
+    }
+}
+
+/// A handle to a task that returns an IO result (a server's socket).
+impl<E: std::fmt::Display> Joined for Result<io::Result<()>, E> {
+    fn into_result(self) -> io::Result<()> {
+        self.map_err(|e| io::Error::other(format!("a task did not finish: {e}")))?
     }
 }
 

@@ -10,9 +10,10 @@ use crate::client::open_loop::not_sustained;
 use crate::client::{Arrival, Client, ClientConfig, Shares};
 use crate::fault::{self, Fault};
 use crate::latency;
+use crate::protocol::Protocol;
 use crate::runtime::Runtime;
 use crate::unavailable::Unavailable;
-use crate::wire::{ClientResult, Line, OpenLoop, Window};
+use crate::wire::{ClientResult, Datagrams, Line, OpenLoop, Window};
 use crate::{affinity, limits};
 
 /// Why a client run produced no result.
@@ -66,13 +67,13 @@ pub fn run<R: Runtime>(config: ClientConfig) -> Result<ClientResult, ClientError
         thread::Builder::new()
             .name("client-runtime".into())
             .spawn(move || {
-                let outcome =
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        match client.config.rate {
-                            Some(_) => R::open_loop(&client),
-                            None => R::client(&client),
-                        }
-                    }));
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    match (client.config.protocol, client.config.rate) {
+                        (Protocol::Udp, _) => R::client_udp(&client),
+                        (Protocol::Tcp, Some(_)) => R::open_loop(&client),
+                        (Protocol::Tcp, None) => R::client(&client),
+                    }
+                }));
                 // The driver may have given up waiting: nobody to tell then.
                 let _ = done_tx.send(outcome);
                 client.runtime_returned();
@@ -215,6 +216,10 @@ fn drive(
         opened_connections: config.churn.map(|_| client.opened_in_window()),
         open_loop,
         tls: config.tls.as_ref().map(|t| Box::new(t.record())),
+        datagrams: (config.protocol == Protocol::Udp).then(|| {
+            let (sent, lost) = client.datagram_counts();
+            Datagrams { sent, lost }
+        }),
         cpus: affinity::cpus(),
         series: shares.series,
         slice_seconds,

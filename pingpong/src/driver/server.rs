@@ -10,8 +10,12 @@ use std::time::Duration;
 
 use crate::fault::{self, Fault};
 use crate::knobs::Settings;
+use crate::protocol::Protocol;
 use crate::runtime::{ListenerModel, Runtime};
-use crate::server::{Echo, Event, Ready, Server, Shape, backlog_in_force, bind, served};
+use crate::server::{
+    DatagramServer, Echo, Event, Ready, Server, Shape, backlog_in_force, bind, bind_datagrams,
+    served,
+};
 use crate::tls::{Acceptor, TlsError};
 use crate::unavailable::Unavailable;
 use crate::wire::{Line, Ready as ReadyLine};
@@ -22,6 +26,7 @@ const START_DEADLINE: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
+    pub protocol: Protocol,
     pub bind: SocketAddr,
     pub threads: usize,
     pub block: usize,
@@ -85,37 +90,60 @@ pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
         _ => 0,
     };
     work::set(config.work + slow);
-    let count = match R::LISTENERS {
-        ListenerModel::Shared => 1,
-        ListenerModel::PerThread => config.threads,
-    };
-    let listeners = bind(config.bind, count).map_err(|source| ServerError::Bind {
+    let (events, rx) = mpsc::channel();
+    let ready = Ready(events.clone());
+    let bind_error = |source| ServerError::Bind {
         addr: config.bind,
         source,
-    })?;
-    let addr = listeners[0].local_addr().map_err(ServerError::Runtime)?;
-    let tls = config.tls.map(Acceptor::new).transpose()?;
-
-    let (events, rx) = mpsc::channel();
-    let server = Server {
-        listeners,
-        threads: config.threads,
-        echo: Echo {
-            block: config.block,
-            buffer: config.block * config.window,
-            shape: config.shape,
-            handoff: None,
-        },
-        tls: tls.as_ref().map(|t| t.config.clone()),
-        knobs: config.knobs,
-        ready: Ready(events.clone()),
+    };
+    let (serve, addr, count, tls): (Serve, _, _, _) = match config.protocol {
+        Protocol::Tcp => {
+            let count = match R::LISTENERS {
+                ListenerModel::Shared => 1,
+                ListenerModel::PerThread => config.threads,
+            };
+            let listeners = bind(config.bind, count).map_err(bind_error)?;
+            let addr = listeners[0].local_addr().map_err(ServerError::Runtime)?;
+            let tls = config.tls.map(Acceptor::new).transpose()?;
+            let server = Server {
+                listeners,
+                threads: config.threads,
+                echo: Echo {
+                    block: config.block,
+                    buffer: config.block * config.window,
+                    shape: config.shape,
+                    handoff: None,
+                },
+                tls: tls.as_ref().map(|t| t.config.clone()),
+                knobs: config.knobs,
+                ready,
+            };
+            (Box::new(move || R::serve(server)), addr, count, tls)
+        }
+        // One socket per thread whatever the runtime's listener model: a
+        // datagram socket has no connections to spread.
+        Protocol::Udp => {
+            let sockets = bind_datagrams(config.bind, config.threads).map_err(bind_error)?;
+            let addr = sockets[0].local_addr().map_err(ServerError::Runtime)?;
+            let server = DatagramServer {
+                sockets,
+                threads: config.threads,
+                knobs: config.knobs,
+                ready,
+            };
+            (
+                Box::new(move || R::serve_udp(server)),
+                addr,
+                config.threads,
+                None,
+            )
+        }
     };
     let ended = events.clone();
     thread::Builder::new()
         .name("server-runtime".into())
         .spawn(move || {
-            let outcome =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| R::serve(server)));
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(serve));
             let _ = ended.send(Event::Ended(outcome));
         })
         .map_err(ServerError::Runtime)?;
@@ -135,7 +163,10 @@ pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
     Line::Ready(ReadyLine {
         addr,
         listeners: count,
-        backlog: backlog_in_force(),
+        backlog: match config.protocol {
+            Protocol::Tcp => backlog_in_force(),
+            Protocol::Udp => 0,
+        },
         cpus: affinity::cpus(),
         tls_certificate: tls.as_ref().map(Acceptor::certificate_base64),
     })
@@ -162,6 +193,9 @@ pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
         }
     }
 }
+
+/// What the runtime thread runs: the runtime serving its sockets.
+type Serve = Box<dyn FnOnce() -> io::Result<()> + Send>;
 
 /// An address on loopback where nothing listens (for the `refuse` fault).
 fn nobody_listens() -> Result<SocketAddr, ServerError> {

@@ -3,6 +3,7 @@
 //! other tasks.
 
 mod bytes;
+mod datagram;
 mod setup;
 mod shape;
 mod split;
@@ -10,6 +11,9 @@ mod tally;
 mod tasks;
 
 pub use bytes::before_echo;
+pub use datagram::{
+    DatagramServer, answer, before_answer, bind_datagrams, connected_datagrams, datagram_buffer,
+};
 pub use setup::{Echo, Ready, Server, bind};
 pub(crate) use setup::{Event, backlog_in_force};
 pub use shape::{CHANNEL, Shape, Task, WORKERS_PER_THREAD};

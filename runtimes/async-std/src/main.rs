@@ -7,14 +7,23 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use async_global_executor::GlobalExecutorConfig;
-use async_std::net::{TcpListener, TcpStream};
+use async_std::net::{TcpListener, TcpStream, UdpSocket};
 use async_std::task;
-use pingpong::client::{all_connections, connection};
+use pingpong::client::{all_connections, connection, datagram_connection};
 use pingpong::futures_io::{Compat, Tls, connect_tls};
-use pingpong::server::{Writer, accept_loop, serve};
+use pingpong::server::{DatagramServer, Writer, accept_loop, answer, connected_datagrams, serve};
 use pingpong::{Client, ListenerModel, Server};
 
 struct GlobalExecutor;
+
+/// A UDP socket on async-std's reactor.
+struct Udp(UdpSocket);
+
+pingpong::lent_datagrams!(Udp);
+
+async fn open(server: SocketAddr) -> io::Result<Udp> {
+    Ok(Udp(UdpSocket::from(connected_datagrams(server)?)))
+}
 
 /// async-std runs its tasks on async-global-executor, which starts its
 /// threads once, on first use: size it before anything else touches it.
@@ -69,6 +78,30 @@ impl pingpong::Runtime for GlobalExecutor {
                         connect_tls(tls.clone(), addr, connect)
                     }))
                 }
+            })
+            .await
+        })
+    }
+
+    fn serve_udp(server: DatagramServer) -> io::Result<()> {
+        start_executor(server.threads);
+        task::block_on(async {
+            let mut sockets = server.sockets.into_iter();
+            all_connections(server.threads, || {
+                let socket = Udp(UdpSocket::from(
+                    sockets.next().expect("a socket per thread"),
+                ));
+                task::spawn(answer(server.ready.clone(), socket))
+            })
+            .await
+        })
+    }
+
+    fn client_udp(client: &Arc<Client>) -> io::Result<()> {
+        start_executor(client.config.threads);
+        task::block_on(async {
+            all_connections(client.config.connections, || {
+                task::spawn(datagram_connection(client.clone(), open, task::sleep))
             })
             .await
         })

@@ -5,17 +5,18 @@
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use compio::buf::{IntoInner, IoBuf};
 use compio::driver::ProactorBuilder;
 use compio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use compio::net::{TcpListener, TcpStream};
+use compio::net::{TcpListener, TcpStream, UdpSocket};
 use compio::runtime::{Runtime, RuntimeBuilder, spawn};
 use compio::tls::{TlsAcceptor, TlsConnector, TlsStream};
-use pingpong::client::{all_connections, connection};
+use pingpong::client::{all_connections, connection, datagram_connection};
 use pingpong::futures_io::{ReadSide, WriteSide, halves};
 use pingpong::knobs::{self, Settings};
-use pingpong::server::{Writer, accept_loop, serve};
+use pingpong::server::{DatagramServer, Writer, accept_loop, answer, connected_datagrams, serve};
 use pingpong::tls::{Connector, SERVER_NAME, handshake_failed};
 use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads};
 
@@ -132,6 +133,48 @@ impl pingpong::Split for Tls {
     }
 }
 
+/// A compio UDP socket. A receive dropped on a timeout is cancelled in
+/// the ring, so that it takes no later datagram.
+struct Udp(UdpSocket);
+
+impl Udp {
+    async fn open(server: SocketAddr) -> io::Result<Self> {
+        UdpSocket::from_std(connected_datagrams(server)?).map(Self)
+    }
+}
+
+impl pingpong::Datagrams for Udp {
+    async fn send(&mut self, buf: Vec<u8>, len: usize) -> (io::Result<()>, Vec<u8>) {
+        let (sent, slice) = self.0.send(buf.slice(..len)).await.into();
+        (pingpong::datagram::whole(sent, len), slice.into_inner())
+    }
+
+    async fn recv(&mut self, mut buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
+        // Into the spare capacity, after what the Vec holds.
+        buf.clear();
+        self.0.recv(buf).await.into()
+    }
+
+    async fn recv_from(&mut self, mut buf: Vec<u8>) -> (io::Result<(usize, SocketAddr)>, Vec<u8>) {
+        buf.clear();
+        self.0.recv_from(buf).await.into()
+    }
+
+    async fn send_to(
+        &mut self,
+        buf: Vec<u8>,
+        len: usize,
+        to: SocketAddr,
+    ) -> (io::Result<()>, Vec<u8>) {
+        let (sent, slice) = self.0.send_to(buf.slice(..len), to).await.into();
+        (pingpong::datagram::whole(sent, len), slice.into_inner())
+    }
+}
+
+async fn sleep(timeout: Duration) {
+    compio::time::sleep(timeout).await;
+}
+
 impl pingpong::Runtime for PerThread {
     const LISTENERS: ListenerModel = ListenerModel::PerThread;
     const KNOBS: &'static [knobs::Knob] = knobs::COMPIO;
@@ -167,6 +210,25 @@ impl pingpong::Runtime for PerThread {
                             Tls::connect(tls.clone(), addr)
                         }))
                     }
+                })
+                .await
+            })
+        })
+    }
+
+    fn serve_udp(server: DatagramServer) -> io::Result<()> {
+        on_threads("server", server.sockets, |socket| {
+            runtime(&server.knobs)?.block_on(async {
+                answer(server.ready.clone(), Udp(UdpSocket::from_std(socket)?)).await
+            })
+        })
+    }
+
+    fn client_udp(client: &Arc<Client>) -> io::Result<()> {
+        on_threads("client", (0..client.config.threads).collect(), |thread| {
+            runtime(&client.config.knobs)?.block_on(async {
+                all_connections(client.connections_of(thread), || {
+                    spawn(datagram_connection(client.clone(), Udp::open, sleep))
                 })
                 .await
             })

@@ -7,15 +7,35 @@ use std::os::fd::{FromRawFd, IntoRawFd};
 use std::sync::Arc;
 use std::time::Duration;
 
-use glommio::net::{TcpListener, TcpStream};
+use glommio::net::{TcpListener, TcpStream, UdpSocket};
 use glommio::{LocalExecutor, LocalExecutorBuilder, Placement, spawn_local};
-use pingpong::client::{all_connections, connection};
+use pingpong::client::{all_connections, connection, datagram_connection};
 use pingpong::futures_io::{Compat, Tls, connect_tls};
 use pingpong::knobs::{self, Settings};
-use pingpong::server::{Writer, accept_loop, serve};
+use pingpong::server::{DatagramServer, Writer, accept_loop, answer, connected_datagrams, serve};
 use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads};
 
 struct ThreadPerCore;
+
+/// A UDP socket on glommio's ring.
+struct Udp(UdpSocket);
+
+pingpong::lent_datagrams!(Udp);
+
+impl Udp {
+    fn from_std(socket: std::net::UdpSocket) -> Self {
+        // SAFETY: the descriptor comes from a bound socket given up here.
+        Self(unsafe { UdpSocket::from_raw_fd(socket.into_raw_fd()) })
+    }
+
+    async fn open(server: SocketAddr) -> io::Result<Self> {
+        Ok(Self::from_std(connected_datagrams(server)?))
+    }
+}
+
+async fn sleep(timeout: Duration) {
+    glommio::timer::sleep(timeout).await;
+}
 
 /// An executor on this thread. Unbound: the CPUs are the orchestrator's
 /// choice (it pins the whole process), not glommio's. Glommio panics where
@@ -76,6 +96,25 @@ impl pingpong::Runtime for ThreadPerCore {
                             connect_tls(tls.clone(), addr, connect)
                         }))
                     }
+                })
+                .await
+            })
+        })
+    }
+
+    fn serve_udp(server: DatagramServer) -> io::Result<()> {
+        on_threads("server", server.sockets, |socket| {
+            // glommio takes a socket in only inside its executor.
+            executor(&server.knobs)?
+                .run(async { answer(server.ready.clone(), Udp::from_std(socket)).await })
+        })
+    }
+
+    fn client_udp(client: &Arc<Client>) -> io::Result<()> {
+        on_threads("client", (0..client.config.threads).collect(), |thread| {
+            executor(&client.config.knobs)?.run(async {
+                all_connections(client.connections_of(thread), || {
+                    spawn_local(datagram_connection(client.clone(), Udp::open, sleep))
                 })
                 .await
             })

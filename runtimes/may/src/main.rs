@@ -10,11 +10,12 @@ use std::os::fd::{FromRawFd, IntoRawFd};
 use std::sync::Arc;
 
 use may::coroutine::{self, Coroutine, JoinHandle};
-use may::net::{TcpListener, TcpStream};
-use pingpong::blocking::{self, Blocking, Parker};
-use pingpong::client::connection;
+use may::net::{TcpListener, TcpStream, UdpSocket};
+use pingpong::blocking::{self, Blocking, BlockingDatagrams, DatagramSocket, Parker};
+use pingpong::client::{connection, datagram_connection};
+use pingpong::datagram::LOSS_TIMEOUT;
 use pingpong::knobs::{self, Settings};
-use pingpong::server::accept_loop;
+use pingpong::server::{DatagramServer, accept_loop, answer, connected_datagrams};
 use pingpong::{Client, ListenerModel, Server};
 
 struct Coroutines;
@@ -45,6 +46,41 @@ impl Write for Socket {
 impl blocking::Socket for Socket {
     fn shutdown_write(&self) -> io::Result<()> {
         self.0.shutdown(std::net::Shutdown::Write)
+    }
+}
+
+/// A may UDP socket: its IO switches the coroutine away while it waits.
+struct Udp(UdpSocket);
+
+impl Udp {
+    fn from_std(socket: std::net::UdpSocket) -> Self {
+        // SAFETY: the descriptor comes from a bound socket given up here.
+        Self(unsafe { UdpSocket::from_raw_fd(socket.into_raw_fd()) })
+    }
+
+    /// A client's: connected, its receives timed out.
+    fn open(server: SocketAddr) -> io::Result<BlockingDatagrams<Self>> {
+        let udp = Self::from_std(connected_datagrams(server)?);
+        udp.0.set_read_timeout(Some(LOSS_TIMEOUT))?;
+        Ok(BlockingDatagrams(udp))
+    }
+}
+
+impl DatagramSocket for Udp {
+    fn send(&self, buf: &[u8]) -> io::Result<usize> {
+        self.0.send(buf)
+    }
+
+    fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.recv(buf)
+    }
+
+    fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        self.0.recv_from(buf)
+    }
+
+    fn send_to(&self, buf: &[u8], to: SocketAddr) -> io::Result<usize> {
+        self.0.send_to(buf, to)
     }
 }
 
@@ -124,25 +160,56 @@ impl pingpong::Runtime for Coroutines {
     }
 
     fn client(client: &Arc<Client>) -> io::Result<()> {
-        configure(client.config.threads, &client.config.knobs);
-        let sessions: Vec<_> = (0..client.config.connections)
-            .map(|_| {
-                let client = client.clone();
-                go(move || {
-                    let tls = client.config.tls.clone();
-                    let connect = |addr: SocketAddr| {
-                        let plain = TcpStream::connect(addr).and_then(socket);
-                        future::ready(plain.and_then(|plain| plain.connected(tls.as_deref())))
-                    };
-                    block_on(connection(client, connect))
-                })
+        on_coroutines(client, |client| {
+            let tls = client.config.tls.clone();
+            let connect = |addr: SocketAddr| {
+                let plain = TcpStream::connect(addr).and_then(socket);
+                future::ready(plain.and_then(|plain| plain.connected(tls.as_deref())))
+            };
+            block_on(connection(client, connect))
+        })
+    }
+
+    fn serve_udp(server: DatagramServer) -> io::Result<()> {
+        configure(server.threads, &server.knobs);
+        let answering: Vec<_> = (server.sockets.into_iter())
+            .map(|socket| {
+                let (ready, socket) = (server.ready.clone(), Udp::from_std(socket));
+                go(move || block_on(answer(ready, BlockingDatagrams(socket))))
             })
             .collect();
-        for session in sessions {
-            joined(session, "connection")?;
+        for socket in answering {
+            joined(socket, "server")??;
         }
         Ok(())
     }
+
+    fn client_udp(client: &Arc<Client>) -> io::Result<()> {
+        on_coroutines(client, |client| {
+            let open = |server| future::ready(Udp::open(server));
+            // The socket times its receives out itself.
+            block_on(datagram_connection(client, open, |_| future::pending()))
+        })
+    }
+}
+
+/// Runs `session` for each of the client's connections, each in a
+/// coroutine of its own, and waits for them all.
+fn on_coroutines(
+    client: &Arc<Client>,
+    session: impl Fn(Arc<Client>) + Send + Clone + 'static,
+) -> io::Result<()> {
+    configure(client.config.threads, &client.config.knobs);
+    let sessions: Vec<_> = (0..client.config.connections)
+        .map(|_| {
+            let (client, session) = (client.clone(), session.clone());
+            go(move || session(client))
+        })
+        .collect();
+    for session in sessions {
+        joined(session, "connection")?;
+    }
+    Ok(())
 }
 
 fn main() -> std::process::ExitCode {

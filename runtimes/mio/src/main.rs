@@ -1,16 +1,19 @@
 //! The baseline: one raw mio event loop per thread, no async runtime. Each
 //! server thread owns a SO_REUSEPORT listener; each client thread owns its
-//! share of the connections. Edge-triggered, as mio is.
+//! share of the connections (over UDP: its own socket, its share of the
+//! sockets). Edge-triggered, as mio is.
 
 mod client;
 mod open_loop;
 mod pipe;
 mod server;
 mod socket;
+mod udp;
 
 use std::io;
 use std::sync::Arc;
 
+use pingpong::server::DatagramServer;
 use pingpong::{Client, ListenerModel, Server, on_threads};
 
 struct EventLoop;
@@ -30,6 +33,17 @@ impl pingpong::Runtime for EventLoop {
     fn client(client: &Arc<Client>) -> io::Result<()> {
         on_threads("client", (0..client.config.threads).collect(), |thread| {
             client::event_loop(client, client.connections_of(thread))
+        })
+    }
+
+    fn serve_udp(server: DatagramServer) -> io::Result<()> {
+        let ready = &server.ready;
+        on_threads("server", server.sockets, |socket| udp::serve(socket, ready))
+    }
+
+    fn client_udp(client: &Arc<Client>) -> io::Result<()> {
+        on_threads("client", (0..client.config.threads).collect(), |thread| {
+            udp::client(client, client.connections_of(thread))
         })
     }
 

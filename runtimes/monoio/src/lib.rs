@@ -6,18 +6,21 @@ use std::io;
 use std::marker::PhantomData;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use monoio::buf::IoBuf;
 use monoio::io::{
     AsyncReadRent, AsyncWriteRent, AsyncWriteRentExt, OwnedReadHalf, OwnedWriteHalf, Split,
     Splitable,
 };
+use monoio::net::udp::UdpSocket;
 use monoio::net::{TcpListener, TcpStream};
+use monoio::time::TimeDriver;
 use monoio::{Buildable, IoUringDriver, LegacyDriver, RuntimeBuilder};
 use monoio_rustls::{ClientTlsStream, ServerTlsStream, TlsAcceptor, TlsConnector};
-use pingpong::client::{all_connections, connection};
+use pingpong::client::{all_connections, connection, datagram_connection};
 use pingpong::knobs::{self, Settings};
-use pingpong::server::{Writer, accept_loop, serve};
+use pingpong::server::{DatagramServer, Writer, accept_loop, answer, connected_datagrams, serve};
 use pingpong::tls::{Connector, handshake_failed};
 use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads};
 
@@ -26,19 +29,36 @@ use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads};
 const RING_ENTRIES: u32 = 16_384;
 
 /// A monoio driver, and what a failure to build it means.
-pub trait Driver: Buildable + monoio::Driver {
+pub trait Driver: Buildable + monoio::Driver + 'static {
+    /// The driver with monoio's timer over it.
+    type Timed: Buildable + monoio::Driver;
+
     fn build_error(error: io::Error) -> io::Error;
+
+    fn with_timer(builder: RuntimeBuilder<Self>) -> RuntimeBuilder<Self::Timed>;
 }
 
 impl Driver for IoUringDriver {
+    type Timed = TimeDriver<Self>;
+
     fn build_error(error: io::Error) -> io::Error {
         Unavailable::io_uring(error)
+    }
+
+    fn with_timer(builder: RuntimeBuilder<Self>) -> RuntimeBuilder<Self::Timed> {
+        builder.enable_timer()
     }
 }
 
 impl Driver for LegacyDriver {
+    type Timed = TimeDriver<Self>;
+
     fn build_error(error: io::Error) -> io::Error {
         error
+    }
+
+    fn with_timer(builder: RuntimeBuilder<Self>) -> RuntimeBuilder<Self::Timed> {
+        builder.enable_timer()
     }
 }
 
@@ -46,8 +66,17 @@ impl Driver for LegacyDriver {
 pub struct PerThread<D>(PhantomData<D>);
 
 fn runtime<D: Driver>(knobs: &Settings) -> io::Result<monoio::Runtime<D>> {
+    D::build(builder(knobs)).map_err(D::build_error)
+}
+
+/// With the timer a UDP client waits for its answers with.
+fn timed_runtime<D: Driver>(knobs: &Settings) -> io::Result<monoio::Runtime<D::Timed>> {
+    D::Timed::build(D::with_timer(builder(knobs))).map_err(D::build_error)
+}
+
+fn builder<D: Driver>(knobs: &Settings) -> RuntimeBuilder<D> {
     let entries = knobs.get("entries").map_or(RING_ENTRIES, |n| n as u32);
-    D::build(RuntimeBuilder::<D>::new().with_entries(entries)).map_err(D::build_error)
+    RuntimeBuilder::<D>::new().with_entries(entries)
 }
 
 /// A monoio stream: a TCP socket, or TLS over one (monoio-rustls), which
@@ -132,6 +161,42 @@ impl<S: Split + AsyncReadRent + AsyncWriteRent + 'static> pingpong::Split for Io
     }
 }
 
+/// A monoio UDP socket. A receive dropped on a timeout is cancelled in
+/// the ring (monoio's async-cancel), so that it takes no later datagram.
+struct Udp(UdpSocket);
+
+impl Udp {
+    async fn open(server: SocketAddr) -> io::Result<Self> {
+        UdpSocket::from_std(connected_datagrams(server)?).map(Self)
+    }
+}
+
+impl pingpong::Datagrams for Udp {
+    async fn send(&mut self, buf: Vec<u8>, len: usize) -> (io::Result<()>, Vec<u8>) {
+        let (sent, slice) = self.0.send(buf.slice(..len)).await;
+        (pingpong::datagram::whole(sent, len), slice.into_inner())
+    }
+
+    async fn recv(&mut self, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
+        // Into the Vec from its start, up to its capacity.
+        self.0.recv(buf).await
+    }
+
+    async fn recv_from(&mut self, buf: Vec<u8>) -> (io::Result<(usize, SocketAddr)>, Vec<u8>) {
+        self.0.recv_from(buf).await
+    }
+
+    async fn send_to(
+        &mut self,
+        buf: Vec<u8>,
+        len: usize,
+        to: SocketAddr,
+    ) -> (io::Result<()>, Vec<u8>) {
+        let (sent, slice) = self.0.send_to(buf.slice(..len), to).await;
+        (pingpong::datagram::whole(sent, len), slice.into_inner())
+    }
+}
+
 impl<D: Driver> pingpong::Runtime for PerThread<D> {
     const LISTENERS: ListenerModel = ListenerModel::PerThread;
     const KNOBS: &'static [knobs::Knob] = knobs::MONOIO;
@@ -177,4 +242,27 @@ impl<D: Driver> pingpong::Runtime for PerThread<D> {
             })
         })
     }
+
+    fn serve_udp(server: DatagramServer) -> io::Result<()> {
+        on_threads("server", server.sockets, |socket| {
+            runtime::<D>(&server.knobs)?.block_on(async {
+                answer(server.ready.clone(), Udp(UdpSocket::from_std(socket)?)).await
+            })
+        })
+    }
+
+    fn client_udp(client: &Arc<Client>) -> io::Result<()> {
+        on_threads("client", (0..client.config.threads).collect(), |thread| {
+            timed_runtime::<D>(&client.config.knobs)?.block_on(async {
+                all_connections(client.connections_of(thread), || {
+                    monoio::spawn(datagram_connection(client.clone(), Udp::open, sleep))
+                })
+                .await
+            })
+        })
+    }
+}
+
+async fn sleep(timeout: Duration) {
+    monoio::time::sleep(timeout).await;
 }

@@ -4,15 +4,29 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::thread;
+use std::time::Duration;
 
-use pingpong::client::{all_connections, connection};
+use pingpong::client::{all_connections, connection, datagram_connection};
 use pingpong::futures_io::{Compat, Tls, connect_tls};
-use pingpong::server::{Writer, accept_loop, serve};
+use pingpong::server::{DatagramServer, Writer, accept_loop, answer, connected_datagrams, serve};
 use pingpong::{Client, ListenerModel, Server};
 use smol::Executor;
-use smol::net::{TcpListener, TcpStream};
+use smol::net::{TcpListener, TcpStream, UdpSocket};
 
 struct SharedExecutor;
+
+/// A UDP socket on async-io's reactor.
+struct Udp(UdpSocket);
+
+pingpong::lent_datagrams!(Udp);
+
+async fn open(server: SocketAddr) -> io::Result<Udp> {
+    UdpSocket::try_from(connected_datagrams(server)?).map(Udp)
+}
+
+async fn sleep(timeout: Duration) {
+    smol::Timer::after(timeout).await;
+}
 
 async fn connect(addr: SocketAddr) -> io::Result<Compat<TcpStream>> {
     Compat::nodelay(TcpStream::connect(addr).await?)
@@ -77,6 +91,30 @@ impl pingpong::Runtime for SharedExecutor {
                         connect_tls(tls.clone(), addr, connect)
                     }))
                 }
+            })
+            .await
+        })
+    }
+
+    fn serve_udp(server: DatagramServer) -> io::Result<()> {
+        let sockets: Vec<Udp> = (server.sockets.into_iter())
+            .map(|s| UdpSocket::try_from(s).map(Udp))
+            .collect::<io::Result<_>>()?;
+        let ready = &server.ready;
+        run(server.threads, async |ex| {
+            let mut sockets = sockets.into_iter();
+            all_connections(server.threads, || {
+                let socket = sockets.next().expect("a socket per thread");
+                ex.spawn(answer(ready.clone(), socket))
+            })
+            .await
+        })
+    }
+
+    fn client_udp(client: &Arc<Client>) -> io::Result<()> {
+        run(client.config.threads, async |ex| {
+            all_connections(client.config.connections, || {
+                ex.spawn(datagram_connection(client.clone(), open, sleep))
             })
             .await
         })

@@ -7,14 +7,15 @@
 
 use std::future;
 use std::io;
-use std::net::{SocketAddr, TcpStream};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::sync::mpsc::{self, SendError, SyncSender};
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread::{self, Thread};
 
-use pingpong::blocking::{self, Blocking};
-use pingpong::client::connection;
-use pingpong::server::accept_loop;
+use pingpong::blocking::{self, Blocking, BlockingDatagrams};
+use pingpong::client::{connection, datagram_connection};
+use pingpong::datagram::LOSS_TIMEOUT;
+use pingpong::server::{DatagramServer, accept_loop, answer, connected_datagrams};
 use pingpong::{Client, ListenerModel, Server};
 
 /// Stack of each connection thread: the session keeps its buffer on the
@@ -104,33 +105,68 @@ impl pingpong::Runtime for ThreadPerConnection {
     }
 
     fn client(client: &Arc<Client>) -> io::Result<()> {
-        // No thread exits before every session is over: each exit unmaps its
-        // stacks under the process's memory-map lock, and 10,000 of them in a
-        // row stall the sessions still running (page faults wait for that lock)
-        // for minutes, with the CPUs idle.
-        let all_ended = Arc::new(Barrier::new(client.config.connections));
-        let threads: Vec<_> = (0..client.config.connections)
-            .map(|i| {
-                let (client, all_ended) = (client.clone(), all_ended.clone());
-                spawn(format!("conn-{i}"), move || {
-                    let tls = client.config.tls.clone();
-                    // Blocking, as every IO call here.
-                    let connect = |addr: SocketAddr| {
-                        let plain = TcpStream::connect(addr).and_then(blocking);
-                        future::ready(plain.and_then(|plain| plain.connected(tls.as_deref())))
-                    };
-                    block_on(connection(client, connect));
-                    all_ended.wait();
-                })
-            })
-            .collect::<io::Result<_>>()?;
-        for thread in threads {
-            thread
-                .join()
-                .map_err(|_| io::Error::other("a connection thread panicked"))?;
-        }
-        Ok(())
+        on_connection_threads(client, |client| {
+            let tls = client.config.tls.clone();
+            // Blocking, as every IO call here.
+            let connect = |addr: SocketAddr| {
+                let plain = TcpStream::connect(addr).and_then(blocking);
+                future::ready(plain.and_then(|plain| plain.connected(tls.as_deref())))
+            };
+            block_on(connection(client, connect));
+        })
     }
+
+    fn serve_udp(server: DatagramServer) -> io::Result<()> {
+        let ready = &server.ready;
+        pingpong::on_threads("server", server.sockets, |socket| {
+            socket.set_nonblocking(false)?;
+            block_on(answer(ready.clone(), BlockingDatagrams(socket)))
+        })
+    }
+
+    fn client_udp(client: &Arc<Client>) -> io::Result<()> {
+        on_connection_threads(client, |client| {
+            let open = |server| future::ready(blocking_datagrams(server));
+            // The socket times its receives out itself.
+            block_on(datagram_connection(client, open, |_| future::pending()));
+        })
+    }
+}
+
+/// A client's UDP socket, blocking, its receives timed out.
+fn blocking_datagrams(server: SocketAddr) -> io::Result<BlockingDatagrams<UdpSocket>> {
+    let socket = connected_datagrams(server)?;
+    socket.set_nonblocking(false)?;
+    socket.set_read_timeout(Some(LOSS_TIMEOUT))?;
+    Ok(BlockingDatagrams(socket))
+}
+
+/// Runs `session` for each of the client's connections, each on a thread
+/// of its own, and waits for them all.
+fn on_connection_threads(
+    client: &Arc<Client>,
+    session: impl Fn(Arc<Client>) + Send + Sync + Clone + 'static,
+) -> io::Result<()> {
+    // No thread exits before every session is over: each exit unmaps its
+    // stacks under the process's memory-map lock, and 10,000 of them in a
+    // row stall the sessions still running (page faults wait for that lock)
+    // for minutes, with the CPUs idle.
+    let all_ended = Arc::new(Barrier::new(client.config.connections));
+    let threads: Vec<_> = (0..client.config.connections)
+        .map(|i| {
+            let (client, all_ended, session) = (client.clone(), all_ended.clone(), session.clone());
+            spawn(format!("conn-{i}"), move || {
+                session(client);
+                all_ended.wait();
+            })
+        })
+        .collect::<io::Result<_>>()?;
+    for thread in threads {
+        thread
+            .join()
+            .map_err(|_| io::Error::other("a connection thread panicked"))?;
+    }
+    Ok(())
 }
 
 fn main() -> std::process::ExitCode {

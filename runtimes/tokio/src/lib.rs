@@ -4,11 +4,12 @@
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use pingpong::knobs::Settings;
 use pingpong::tls::{Connector, handshake_failed};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadHalf, WriteHalf};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::{TcpListener, TcpStream, UdpSocket};
 use tokio::runtime::{Builder, Runtime};
 use tokio_rustls::{TlsAcceptor, TlsConnector, TlsStream};
 
@@ -158,3 +159,25 @@ impl<S: AsyncRead + AsyncWrite + Unpin + 'static> pingpong::Split for Io<S> {
         (Io { stream: read, tls }, Io { stream: write, tls })
     }
 }
+
+/// A tokio UDP socket: a client's, connected to the server, or one of a
+/// server's.
+pub struct Udp(UdpSocket);
+
+impl Udp {
+    pub async fn open(server: SocketAddr) -> io::Result<Self> {
+        Self::from_std(pingpong::server::connected_datagrams(server)?)
+    }
+
+    pub fn from_std(socket: std::net::UdpSocket) -> io::Result<Self> {
+        UdpSocket::from_std(socket).map(Self)
+    }
+}
+
+/// The client's timer over UDP: its runtime is built with tokio's time
+/// driver (which TCP runs go without).
+pub async fn sleep(timeout: Duration) {
+    tokio::time::sleep(timeout).await
+}
+
+pingpong::lent_datagrams!(Udp);

@@ -4,11 +4,11 @@
 use std::io;
 use std::sync::Arc;
 
-use pingpong::client::{all_connections, connection};
+use pingpong::client::{all_connections, connection, datagram_connection};
 use pingpong::knobs::{self, Settings};
-use pingpong::server::{accept_loop, serve};
+use pingpong::server::{DatagramServer, accept_loop, answer, serve};
 use pingpong::{Client, ListenerModel, Server, on_threads};
-use pingpong_tokio::{Tcp, Tls, spawn};
+use pingpong_tokio::{Tcp, Tls, Udp, sleep, spawn};
 use tokio::net::TcpListener;
 use tokio::runtime::{Builder, Runtime};
 
@@ -18,6 +18,11 @@ struct PerThread;
 /// `tokio::spawn` keeps every task there (no LocalSet needed: tokio's streams are Send).
 fn runtime(knobs: &Settings) -> io::Result<Runtime> {
     pingpong_tokio::runtime(&mut Builder::new_current_thread(), knobs)
+}
+
+/// With the timer a UDP client waits for its answers with.
+fn timed_runtime(knobs: &Settings) -> io::Result<Runtime> {
+    pingpong_tokio::runtime(Builder::new_current_thread().enable_time(), knobs)
 }
 
 impl pingpong::Runtime for PerThread {
@@ -56,6 +61,24 @@ impl pingpong::Runtime for PerThread {
                             Tls::connect(tls.clone(), addr)
                         }))
                     }
+                })
+                .await
+            })
+        })
+    }
+
+    fn serve_udp(server: DatagramServer) -> io::Result<()> {
+        on_threads("server", server.sockets, |socket| {
+            runtime(&server.knobs)?
+                .block_on(async { answer(server.ready.clone(), Udp::from_std(socket)?).await })
+        })
+    }
+
+    fn client_udp(client: &Arc<Client>) -> io::Result<()> {
+        on_threads("client", (0..client.config.threads).collect(), |thread| {
+            timed_runtime(&client.config.knobs)?.block_on(async {
+                all_connections(client.connections_of(thread), || {
+                    tokio::spawn(datagram_connection(client.clone(), Udp::open, sleep))
                 })
                 .await
             })

@@ -4,11 +4,11 @@
 use std::io;
 use std::sync::Arc;
 
-use pingpong::client::{all_connections, connection};
+use pingpong::client::{all_connections, connection, datagram_connection};
 use pingpong::knobs::{self, Settings};
-use pingpong::server::{accept_loop, serve};
+use pingpong::server::{DatagramServer, accept_loop, answer, serve};
 use pingpong::{Client, ListenerModel, Server};
-use pingpong_tokio::{Tcp, Tls, spawn};
+use pingpong_tokio::{Tcp, Tls, Udp, sleep, spawn};
 use tokio::net::TcpListener;
 use tokio::runtime::{Builder, Runtime};
 
@@ -16,6 +16,12 @@ struct WorkStealing;
 
 fn runtime(threads: usize, knobs: &Settings) -> io::Result<Runtime> {
     pingpong_tokio::runtime(Builder::new_multi_thread().worker_threads(threads), knobs)
+}
+
+/// With the timer a UDP client waits for its answers with.
+fn timed_runtime(threads: usize, knobs: &Settings) -> io::Result<Runtime> {
+    let mut builder = Builder::new_multi_thread();
+    pingpong_tokio::runtime(builder.worker_threads(threads).enable_time(), knobs)
 }
 
 impl pingpong::Runtime for WorkStealing {
@@ -52,6 +58,31 @@ impl pingpong::Runtime for WorkStealing {
                         Tls::connect(tls.clone(), addr)
                     }))
                 }
+            })
+            .await
+        })
+    }
+
+    fn serve_udp(server: DatagramServer) -> io::Result<()> {
+        runtime(server.threads, &server.knobs)?.block_on(async {
+            let sockets: Vec<Udp> = server
+                .sockets
+                .into_iter()
+                .map(Udp::from_std)
+                .collect::<io::Result<_>>()?;
+            let mut sockets = sockets.into_iter();
+            all_connections(server.threads, || {
+                let socket = sockets.next().expect("a socket per thread");
+                tokio::spawn(answer(server.ready.clone(), socket))
+            })
+            .await
+        })
+    }
+
+    fn client_udp(client: &Arc<Client>) -> io::Result<()> {
+        timed_runtime(client.config.threads, &client.config.knobs)?.block_on(async {
+            all_connections(client.config.connections, || {
+                tokio::spawn(datagram_connection(client.clone(), Udp::open, sleep))
             })
             .await
         })
