@@ -13,7 +13,7 @@ use pingpong::server::Shape;
 
 use crate::named::Named;
 use crate::placement::Pin;
-use crate::{bisect, check, defaults, matrix, report};
+use crate::{bisect, check, defaults, matrix, preset, report};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -252,6 +252,15 @@ pub struct RunArgs {
     /// CPUs where the server runs here) or muduo (the article's whole matrix).
     #[arg(long, default_value = "quick", value_parser = one_of::<matrix::Matrix>(), conflicts_with_all = ["connections", "threads"])]
     pub matrix: matrix::Matrix,
+    /// Another benchmark's matrix and method: loopback-bench (the C++
+    /// library's loopback benchmark: blocks of 64, 1,024 and 16,384 bytes;
+    /// 1 connection at window 1 and 16 at window 16; TCP, inside TLS and
+    /// UDP; 1 thread; 0.25 s of warm-up, 1 s windows, 3 repetitions).
+    #[arg(long, value_parser = one_of::<preset::Preset>(), conflicts_with_all = [
+        "matrix", "connections", "threads", "block", "window", "protocol", "tls", "seconds",
+        "warmup", "rates", "churn", "server", "remote"
+    ])]
+    pub preset: Option<preset::Preset>,
     /// Connection counts; with --threads, the matrix is their cross product
     /// (alone: 1 thread). Default: --matrix.
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true, value_parser = count(u32::MAX as i64))]
@@ -377,7 +386,7 @@ pub struct RunArgs {
     #[arg(long, conflicts_with_all = [
         "runtimes", "client", "external", "server", "remote", "remote_bin_dir", "matrix", "connections",
         "threads", "block", "window", "work", "protocol", "shapes", "seconds", "warmup", "repeat", "precision",
-        "max_repeat", "budget", "noisy", "pin", "no_latency", "no_cost", "counted", "out",
+        "max_repeat", "budget", "noisy", "pin", "no_latency", "no_cost", "counted", "out", "preset",
         "arrival", "churn", "rates", "p99_bound", "pre_releases", "step", "tls", "no_handshakes",
         "handshakes",
     ])]

@@ -16,7 +16,7 @@
 //!   file);
 //! - the vocabulary: [`adapters`] (our implementations, the one list),
 //!   [`implementation`], [`revision`], [`external`], [`program`], [`matrix`],
-//!   [`placement`], [`defaults`], [`shell`], [`named`], [`stats`].
+//!   [`preset`], [`placement`], [`defaults`], [`shell`], [`named`], [`stats`].
 
 pub mod adapters;
 pub mod binaries;
@@ -38,6 +38,7 @@ pub mod options;
 pub mod pair;
 pub mod placement;
 pub mod plan;
+pub mod preset;
 pub mod program;
 pub mod progress;
 pub mod releases;

@@ -14,6 +14,17 @@ pub struct Load {
     pub connections: usize,
 }
 
+/// A window tied to a connection count: a workload of another window does
+/// not run at loads of these connections (`--preset loopback-bench`: one
+/// client with one block in flight, sixteen with sixteen).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+pub struct WindowAt {
+    pub connections: usize,
+    pub window: usize,
+}
+
 /// What each connection does: over which protocol, bytes per block, blocks
 /// in flight, in the open loop the rate over all connections, with churn
 /// the blocks after which a connection closes and another opens, and

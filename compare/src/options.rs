@@ -24,6 +24,7 @@ use crate::{
 };
 
 pub fn run(args: RunArgs) -> Result<run::Options> {
+    let args = with_preset(args);
     let start = match args.resume {
         Some(ref dir) => run::Start::Resume(dir.clone()),
         None => run::Start::Fresh {
@@ -185,6 +186,10 @@ fn config(args: &RunArgs) -> Result<Config> {
         block: args.block[0],
         blocks: args.block.clone(),
         windows: args.window.clone(),
+        windows_at: args
+            .preset
+            .map(|p| p.matrix().windows_at)
+            .unwrap_or_default(),
         // TCP alone is what files from before UDP hold.
         protocols: match args.protocol[..] {
             [Protocol::Tcp] => Vec::new(),
@@ -236,6 +241,26 @@ fn config(args: &RunArgs) -> Result<Config> {
 
 /// The loads of `--matrix`, for the CPUs here unless the server runs
 /// elsewhere; a note names the thread counts this machine left out.
+/// The options with `--preset`'s matrix and method in place of their own
+/// (the command line refuses a preset beside the options it sets).
+fn with_preset(mut args: RunArgs) -> RunArgs {
+    let Some(preset) = args.preset else {
+        return args;
+    };
+    let m = preset.matrix();
+    args.protocol = m.protocols;
+    args.tls = m.tls;
+    args.no_handshakes = m.tls;
+    args.block = m.blocks;
+    args.connections = m.connections;
+    args.threads = m.threads;
+    args.window = m.windows_at.iter().map(|w| w.window).collect();
+    args.seconds = m.seconds;
+    args.warmup = m.warmup;
+    args.repeat = args.repeat.or(Some(m.repeat));
+    args
+}
+
 /// Refuses a UDP run that would have nothing to run, and block sizes no
 /// datagram carries.
 fn check_protocols(args: &RunArgs) -> Result<()> {
@@ -512,4 +537,60 @@ pub fn site(args: SiteArgs) -> site::Options {
 fn command_line() -> String {
     let words: Vec<String> = std::env::args().collect();
     shell_words(words.iter().map(String::as_str))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::Cli;
+    use clap::Parser;
+
+    fn fresh(args: &[&str]) -> Config {
+        let words = ["compare", "run", "--history", "none"].iter().chain(args);
+        let Command::Run(args) = Cli::try_parse_from(words).unwrap().command else {
+            unreachable!()
+        };
+        match run(*args).unwrap().start {
+            run::Start::Fresh { config, .. } => *config,
+            run::Start::Resume(_) => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn the_loopback_preset_runs_the_references_loads_and_nothing_else() {
+        let config = fresh(&["--preset", "loopback-bench", "--runtimes", "mio"]);
+        assert_eq!(
+            (config.seconds, config.warmup, config.repeat),
+            (1.0, 0.25, 3)
+        );
+        let mut cells = Vec::new();
+        for w in config.workloads() {
+            for load in config.loads_of(w) {
+                assert_eq!(load.threads, 1);
+                cells.push((
+                    w.protocol,
+                    w.tls.is_some(),
+                    w.block,
+                    w.window,
+                    load.connections,
+                ));
+            }
+        }
+        let mut expected = Vec::new();
+        for block in [64, 1024, 16384] {
+            for tls in [false, true] {
+                expected.extend([
+                    (Protocol::Tcp, tls, block, 1, 1),
+                    (Protocol::Tcp, tls, block, 16, 16),
+                ]);
+            }
+            expected.extend([
+                (Protocol::Udp, false, block, 1, 1),
+                (Protocol::Udp, false, block, 1, 16),
+            ]);
+        }
+        cells.sort();
+        expected.sort();
+        assert_eq!(cells, expected);
+    }
 }

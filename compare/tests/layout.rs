@@ -493,6 +493,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "stats",
             "adapters",
             "matrix",
+            "preset",
             "placement",
             "external",
             "revision",

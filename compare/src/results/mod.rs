@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::defaults;
 use crate::external::External;
 use crate::implementation::{Implementation, Spec, Versions};
-use crate::matrix::{Load, Tls, Workload};
+use crate::matrix::{Load, Tls, WindowAt, Workload};
 use crate::placement::Placement;
 use crate::revision::Source;
 
@@ -107,6 +107,10 @@ pub struct Config {
     /// Blocks in flight per connection; empty in older files: 1.
     #[serde(default)]
     pub windows: Vec<usize>,
+    /// The window each of these connection counts runs at
+    /// (`--preset loopback-bench`); empty: every window at every load.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub windows_at: Vec<WindowAt>,
     /// Units of server CPU work per block echoed.
     #[serde(default)]
     pub work: u64,
@@ -778,7 +782,9 @@ impl Config {
     }
 
     /// The loads `workload` runs at: every load of the run, but where
-    /// `--handshakes` names connection counts, the handshake scenario's at those.
+    /// `--handshakes` names connection counts, the handshake scenario's at
+    /// those, and where the run ties windows to connection counts, those
+    /// of its window (over UDP, every one: its window is always 1).
     pub fn loads_of(&self, workload: Workload) -> Vec<Load> {
         let only = match &self.tls {
             Some(tls) if self.handshake_workloads().contains(&workload) => {
@@ -786,9 +792,18 @@ impl Config {
             }
             _ => &[],
         };
+        let tied = |load: &Load| {
+            workload.protocol == Protocol::Udp
+                || self
+                    .windows_at
+                    .iter()
+                    .filter(|w| w.connections == load.connections)
+                    .all(|w| w.window == workload.window)
+        };
         self.loads
             .iter()
             .filter(|l| only.is_empty() || only.contains(&l.connections))
+            .filter(|l| tied(l))
             .copied()
             .collect()
     }

@@ -472,6 +472,7 @@ mod tests {
             windows: vec![1],
             work: 0,
             protocols: Vec::new(),
+            windows_at: Vec::new(),
             shapes: Vec::new(),
             seconds: 1.0,
             warmup: 0.0,
