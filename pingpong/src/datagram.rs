@@ -145,7 +145,7 @@ pub trait Datagrams {
 #[macro_export]
 macro_rules! lent_datagrams {
     ($udp:ty) => {
-        impl $crate::Datagrams for $udp {
+        impl $crate::datagram::Datagrams for $udp {
             async fn send(
                 &mut self,
                 buf: ::std::vec::Vec<u8>,
