@@ -141,6 +141,9 @@ struct Row<'a> {
     tls: Option<String>,
     tls_handshakes: Option<u64>,
     tls_with_ticket: Option<u64>,
+    protocol: &'static str,
+    datagrams_sent: Option<u64>,
+    datagrams_lost: Option<u64>,
     knobs: String,
     error: &'a str,
 }
@@ -255,6 +258,9 @@ impl<'a> Row<'a> {
             tls: cell.tls.map(|t| format!("{t:?}").to_lowercase()),
             tls_handshakes: resumptions.map(|r| r.handshakes),
             tls_with_ticket: resumptions.map(|r| r.with_ticket),
+            protocol: cell.protocol.name(),
+            datagrams_sent: run.and_then(|r| Some(r.datagrams?.sent)),
+            datagrams_lost: run.and_then(|r| Some(r.datagrams?.lost)),
             knobs: cell
                 .knobs
                 .iter()
