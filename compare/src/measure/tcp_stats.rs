@@ -1,7 +1,8 @@
 //! The kernel's TCP counters over a repetition (`/proc/net/netstat` and
 //! `/proc/net/snmp`): what happened to connections the processes never
 //! see, such as SYNs dropped because a listener's accept queue was full and
-//! sent again seconds later. They count the whole network namespace, so
+//! sent again seconds later; and UDP's datagrams dropped for a full
+//! receive buffer, which its clients count lost. They count the whole network namespace, so
 //! they are a repetition's own only while nothing else connects here.
 
 use std::collections::HashMap;
@@ -48,6 +49,7 @@ impl TcpStats {
             retransmitted_segments: get("Tcp:RetransSegs")?,
             active_opens: get("Tcp:ActiveOpens")?,
             passive_opens: get("Tcp:PassiveOpens")?,
+            udp_receive_buffer_errors: get("Udp:RcvbufErrors")?,
         })
     }
 }
@@ -63,7 +65,9 @@ mod tests {
     const SNMP: &str = "Ip: Forwarding DefaultTTL\n\
                         Ip: 1 64\n\
                         Tcp: RtoAlgorithm ActiveOpens PassiveOpens RetransSegs\n\
-                        Tcp: 1 10000 9990 7001\n";
+                        Tcp: 1 10000 9990 7001\n\
+                        Udp: InDatagrams NoPorts InErrors RcvbufErrors\n\
+                        Udp: 24516300 16 659 659\n";
 
     #[test]
     fn the_counters_are_read_by_name_from_both_files() {
@@ -77,6 +81,7 @@ mod tests {
                 retransmitted_segments: 7001,
                 active_opens: 10000,
                 passive_opens: 9990,
+                udp_receive_buffer_errors: 659,
             }
         );
         let quiet = stats.since(&stats);

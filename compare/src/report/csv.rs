@@ -282,7 +282,7 @@ mod tests {
         let text = render(&results).unwrap();
         let mut reader = csv::Reader::from_reader(text.as_bytes());
         let columns = reader.headers().unwrap().len();
-        assert_eq!(columns, 80);
+        assert_eq!(columns, 83);
         let rows: Vec<_> = reader.records().map(Result::unwrap).collect();
         let runs: usize = results
             .cells

@@ -355,6 +355,7 @@ impl<'a> View<'a> {
                         let mut row = detail_row(c, self.results.config.precision_percent);
                         if udp {
                             row.push(Entry::plain(median_of(c, |f| f.loss_percent, 1.0, 2)));
+                            row.push(Entry::plain(kernel_drops(c)));
                         }
                         row
                     })
@@ -362,7 +363,7 @@ impl<'a> View<'a> {
                 let mut header: Vec<String> =
                     DETAIL_HEADER.iter().map(ToString::to_string).collect();
                 if udp {
-                    header.push("lost %".into());
+                    header.extend(["lost %".into(), "drops".into()]);
                 }
                 let mark = if self.oversubscribed(load) { "*" } else { "" };
                 Grid {
@@ -410,9 +411,18 @@ pub fn udp_legend() -> String {
         "Over UDP: a connection is a connected socket with one datagram of the block's size in \
          flight; msg/s counts datagrams answered; lost % = datagrams with no answer within the \
          loss timeout ({} ms), in percent of those sent: each was sent again, and none counts as \
-         throughput",
+         throughput; drops = datagrams the kernel dropped for a full socket receive buffer over \
+         the repetition, warm-up included (Udp RcvbufErrors, the whole machine's)",
         pingpong::datagram::LOSS_TIMEOUT.as_millis()
     )
+}
+
+/// The median of a UDP cell's runs' datagrams the kernel dropped for a
+/// full receive buffer, or "-" where it counted none (a server on another
+/// host).
+fn kernel_drops(cell: &Cell) -> String {
+    let drops = (cell.runs.iter()).filter_map(|r| Some(r.tcp?.udp_receive_buffer_errors as f64));
+    Summary::of(drops).map_or("-".into(), |s| format!("{:.0}", s.median))
 }
 
 /// A figure's median in a cell that is ok, or "-".

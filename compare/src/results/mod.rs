@@ -462,7 +462,8 @@ pub struct Usage {
     pub involuntary_switches_per_s: f64,
 }
 
-/// TCP counters of the network namespace, or their change over a repetition.
+/// TCP counters of the network namespace, and UDP's receive-buffer drops,
+/// or their change over a repetition.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TcpStats {
     /// Handshakes completed that the accept queue had no room for
@@ -479,6 +480,10 @@ pub struct TcpStats {
     pub active_opens: u64,
     /// Connections a listener completed (Tcp PassiveOpens).
     pub passive_opens: u64,
+    /// UDP datagrams the kernel dropped for a full socket receive buffer
+    /// (Udp RcvbufErrors); absent in files from before UDP: 0.
+    #[serde(default)]
+    pub udp_receive_buffer_errors: u64,
 }
 
 impl TcpStats {
@@ -495,6 +500,9 @@ impl TcpStats {
                 .saturating_sub(earlier.retransmitted_segments),
             active_opens: self.active_opens.saturating_sub(earlier.active_opens),
             passive_opens: self.passive_opens.saturating_sub(earlier.passive_opens),
+            udp_receive_buffer_errors: self
+                .udp_receive_buffer_errors
+                .saturating_sub(earlier.udp_receive_buffer_errors),
         }
     }
 

@@ -7,9 +7,6 @@ use compare::results::{Cell, Status};
 use crate::common::{compare_with, load, name, out_dir, run_ok};
 use crate::implementations;
 
-/// The implementations whose glue has no UDP sockets.
-const NO_UDP: [&str; 1] = ["kimojio"];
-
 /// Short windows and no cost run: what is tested is that the datagrams
 /// come back verified and counted, not how fast.
 const SHORT: [&str; 12] = [
@@ -48,12 +45,6 @@ fn assert_datagrams_consistent(cell: &Cell) -> u64 {
     lost
 }
 
-fn assert_no_udp(cell: &Cell) {
-    let name = name(cell);
-    assert_eq!(cell.status, Status::Unavailable, "{name}: {:?}", cell.error);
-    assert_eq!(cell.unavailable.as_deref(), Some("no UDP"), "{name}");
-}
-
 #[test]
 fn every_server_and_every_client_answer_a_foreign_peer_and_count_what_was_lost() {
     // Every server against mio's client; two threads, three sockets.
@@ -62,10 +53,7 @@ fn every_server_and_every_client_answer_a_foreign_peer_and_count_what_was_lost()
     let results = run_ok("udp-servers", &args);
     assert_eq!(results.cells.len(), implementations().len());
     for cell in &results.cells {
-        match NO_UDP.contains(&cell.implementation.as_str()) {
-            true => assert_no_udp(cell),
-            false => assert_eq!(assert_datagrams_consistent(cell), 0, "{}", name(cell)),
-        }
+        assert_eq!(assert_datagrams_consistent(cell), 0, "{}", name(cell));
     }
 
     // Every client against mio's server, which drops every 25th datagram
@@ -79,10 +67,6 @@ fn every_server_and_every_client_answer_a_foreign_peer_and_count_what_was_lost()
         let output = compare_with(&args, &[("PINGPONG_FAULT", "pingpong-mio:drop-every=25")]);
         let results = load(&out);
         let cell = &results.cells[0];
-        if NO_UDP.contains(&client) {
-            assert_no_udp(cell);
-            continue;
-        }
         assert!(output.status.success(), "{client}: {output:?}");
         let lost = assert_datagrams_consistent(cell);
         assert!(lost > 0, "{client}: nothing counted lost");

@@ -6,7 +6,7 @@
 use std::cell::RefCell;
 use std::io;
 use std::mem;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -15,13 +15,15 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
 use kimojio::configuration::{BusyPoll, Configuration};
-use kimojio::operations::{self, spawn_task};
+use kimojio::operations::{self, RecvFlags, SendFlags, spawn_task};
 use kimojio::{Errno, Runtime, socket_helpers};
-use pingpong::client::{all_connections, connection};
+use pingpong::client::{all_connections, connection, datagram_connection};
+use pingpong::datagram::whole;
 use pingpong::knobs::{self, Settings};
-use pingpong::server::{Writer, accept_loop, serve};
+use pingpong::server::{DatagramServer, Writer, accept_loop, answer, connected_datagrams, serve};
 use pingpong::tls_stream::{Client as TlsClient, Server as TlsServer};
 use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads};
+use socket2::SockAddr;
 
 struct ThreadPerCore;
 
@@ -90,6 +92,93 @@ impl pingpong::Split for Tcp {
     }
 }
 
+/// A UDP socket, its IO submitted to this thread's ring. Blocking: the
+/// ring waits for a datagram, where a non-blocking socket would answer
+/// EAGAIN. A receive dropped at the loss timeout is cancelled, and its
+/// drop waits until the ring is done with the buffer (kimojio's own rule
+/// for borrowed buffers).
+struct Udp(UdpSocket);
+
+impl Udp {
+    fn new(socket: UdpSocket) -> io::Result<Self> {
+        socket.set_nonblocking(false)?;
+        Ok(Self(socket))
+    }
+
+    async fn open(server: SocketAddr) -> io::Result<Self> {
+        Self::new(connected_datagrams(server)?)
+    }
+
+    /// recvmsg(2) (`send` false) or sendmsg(2) of `buf` on the ring, from
+    /// or to the address in `peer`.
+    async fn message(&self, buf: &mut [u8], peer: &mut SockAddr, send: bool) -> io::Result<usize> {
+        let mut iov = rustix::io_uring::iovec {
+            iov_base: buf.as_mut_ptr().cast(),
+            iov_len: buf.len(),
+        };
+        let mut header = rustix::io_uring::MsgHdr {
+            // The kernel writes the sender's address here on a receive,
+            // and only reads it on a send.
+            msg_name: peer.as_ptr().cast_mut().cast(),
+            msg_namelen: match send {
+                true => peer.len(),
+                false => std::mem::size_of::<socket2::SockAddrStorage>() as u32,
+            },
+            msg_iov: &mut iov,
+            msg_iovlen: 1,
+            msg_control: std::ptr::null_mut(),
+            msg_controllen: 0,
+            msg_flags: RecvFlags::empty(),
+        };
+        let done = match send {
+            true => operations::sendmsg(&self.0, &mut header, SendFlags::empty(), None).await,
+            false => operations::recvmsg(&self.0, &mut header, RecvFlags::empty(), None).await,
+        };
+        if !send {
+            // SAFETY: the kernel wrote an address of this length into the storage.
+            unsafe { peer.set_length(header.msg_namelen) };
+        }
+        done.map_err(os_error)
+    }
+}
+
+impl pingpong::Datagrams for Udp {
+    async fn send(&mut self, buf: Vec<u8>, len: usize) -> (io::Result<()>, Vec<u8>) {
+        let sent = operations::send(&self.0, &buf[..len], SendFlags::empty(), None).await;
+        (whole(sent.map_err(os_error), len), buf)
+    }
+
+    async fn recv(&mut self, mut buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
+        buf.resize(buf.capacity(), 0);
+        let received = operations::recv(&self.0, &mut buf, RecvFlags::empty(), None).await;
+        (received.map_err(os_error), buf)
+    }
+
+    async fn recv_from(&mut self, mut buf: Vec<u8>) -> (io::Result<(usize, SocketAddr)>, Vec<u8>) {
+        buf.resize(buf.capacity(), 0);
+        // SAFETY: zeroed storage of no length is an address to be filled in.
+        let mut peer = unsafe { SockAddr::new(socket2::SockAddrStorage::zeroed(), 0) };
+        let received = self.message(&mut buf, &mut peer, false).await;
+        let from = received.and_then(|n| {
+            let from = peer.as_socket();
+            from.map(|from| (n, from))
+                .ok_or_else(|| io::Error::other("a datagram from no IP address"))
+        });
+        (from, buf)
+    }
+
+    async fn send_to(
+        &mut self,
+        mut buf: Vec<u8>,
+        len: usize,
+        to: SocketAddr,
+    ) -> (io::Result<()>, Vec<u8>) {
+        let mut peer = SockAddr::from(to);
+        let sent = self.message(&mut buf[..len], &mut peer, true).await;
+        (whole(sent, len), buf)
+    }
+}
+
 /// A runtime on this thread, with the knobs; unavailable where io_uring is.
 fn runtime(thread: usize, knobs: &Settings) -> io::Result<Runtime> {
     Unavailable::probe_io_uring()?;
@@ -137,18 +226,11 @@ struct UntilStarted<F> {
     client: Arc<Client>,
 }
 
-/// One of `client`'s connections, connecting with `connect`.
-fn until_started<S, C>(
-    client: Arc<Client>,
-    connect: impl Fn(SocketAddr) -> C,
-) -> UntilStarted<impl Future<Output = ()>>
-where
-    S: pingpong::Stream,
-    C: Future<Output = io::Result<S>>,
-{
+/// One of `client`'s connections (or UDP sockets), polled as above.
+fn until_started<F: Future>(client: &Arc<Client>, connection: F) -> UntilStarted<F> {
     UntilStarted {
-        connection: Box::pin(connection(client.clone(), connect)),
-        client,
+        connection: Box::pin(connection),
+        client: client.clone(),
     }
 }
 
@@ -238,26 +320,62 @@ impl pingpong::Runtime for ThreadPerCore {
     }
 
     fn client(client: &Arc<Client>) -> io::Result<()> {
-        let knobs = &client.config.knobs;
-        on_threads("client", (0..client.config.threads).collect(), |thread| {
-            let client = client.clone();
-            run(thread, knobs, async move {
-                let count = client.connections_of(thread);
-                let relaying = spawn(relay(client.clone()));
-                all_connections(count, || match &client.config.tls {
-                    None => spawn(until_started(client.clone(), Tcp::connect)),
-                    Some(tls) => {
+        client_threads(client, |client| -> Pin<Box<dyn Future<Output = ()>>> {
+            match &client.config.tls {
+                None => Box::pin(connection(client.clone(), Tcp::connect)),
+                Some(tls) => {
+                    let tls = tls.clone();
+                    let connect = move |addr| {
                         let tls = tls.clone();
-                        spawn(until_started(client.clone(), move |addr| {
-                            let tls = tls.clone();
-                            async move { TlsClient::connect(Tcp::connect(addr).await?, &tls).await }
-                        }))
-                    }
-                })
-                .await?;
-                relaying.await.map_err(io::Error::other)
-            })
+                        async move { TlsClient::connect(Tcp::connect(addr).await?, &tls).await }
+                    };
+                    Box::pin(connection(client.clone(), connect))
+                }
+            }
         })
+    }
+
+    fn serve_udp(server: DatagramServer) -> io::Result<()> {
+        let (ready, knobs) = (&server.ready, &server.knobs);
+        let sockets = server.sockets.into_iter().enumerate().collect();
+        on_threads("server", sockets, |(thread, socket)| {
+            let (ready, socket) = (ready.clone(), Udp::new(socket)?);
+            run(thread, knobs, answer(ready, socket))
+        })
+    }
+
+    fn client_udp(client: &Arc<Client>) -> io::Result<()> {
+        client_threads(client, |client| {
+            datagram_connection(client.clone(), Udp::open, sleep)
+        })
+    }
+}
+
+/// Runs the client's connections (`session` makes each one's future) on
+/// its threads, each thread's on a runtime of its own, with the start
+/// gate relayed ([`relay`]).
+fn client_threads<F: Future<Output = ()> + 'static>(
+    client: &Arc<Client>,
+    session: impl Fn(&Arc<Client>) -> F + Clone + Send + Sync + 'static,
+) -> io::Result<()> {
+    let knobs = &client.config.knobs;
+    on_threads("client", (0..client.config.threads).collect(), |thread| {
+        let (client, session) = (client.clone(), session.clone());
+        run(thread, knobs, async move {
+            let count = client.connections_of(thread);
+            let relaying = spawn(relay(client.clone()));
+            all_connections(count, || spawn(until_started(&client, session(&client)))).await?;
+            relaying.await.map_err(io::Error::other)
+        })
+    })
+}
+
+/// The client's timer over UDP: the ring's own timeout. A timer that
+/// fails would count losses that did not happen: the socket's task panics
+/// instead, and the cell fails.
+async fn sleep(timeout: Duration) {
+    if let Err(e) = operations::sleep(timeout).await {
+        panic!("kimojio's timer failed: {e:?}");
     }
 }
 
