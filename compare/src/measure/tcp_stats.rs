@@ -49,7 +49,7 @@ impl TcpStats {
             retransmitted_segments: get("Tcp:RetransSegs")?,
             active_opens: get("Tcp:ActiveOpens")?,
             passive_opens: get("Tcp:PassiveOpens")?,
-            udp_receive_buffer_errors: get("Udp:RcvbufErrors")?,
+            udp_receive_buffer_errors: Some(get("Udp:RcvbufErrors")?),
         })
     }
 }
@@ -81,11 +81,17 @@ mod tests {
                 retransmitted_segments: 7001,
                 active_opens: 10000,
                 passive_opens: 9990,
-                udp_receive_buffer_errors: 659,
+                udp_receive_buffer_errors: Some(659),
             }
         );
         let quiet = stats.since(&stats);
-        assert_eq!(quiet, TcpStats::default());
+        assert_eq!(
+            quiet,
+            TcpStats {
+                udp_receive_buffer_errors: Some(0),
+                ..TcpStats::default()
+            }
+        );
         assert_eq!(quiet.troubles(), None);
         assert!(
             stats

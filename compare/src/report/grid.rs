@@ -418,10 +418,10 @@ pub fn udp_legend() -> String {
 }
 
 /// The median of a UDP cell's runs' datagrams the kernel dropped for a
-/// full receive buffer, or "-" where it counted none (a server on another
-/// host).
+/// full receive buffer, or "-" where none was counted (a server on another
+/// host, a file from before the count).
 fn kernel_drops(cell: &Cell) -> String {
-    let drops = (cell.runs.iter()).filter_map(|r| Some(r.tcp?.udp_receive_buffer_errors as f64));
+    let drops = (cell.runs.iter()).filter_map(|r| Some(r.tcp?.udp_receive_buffer_errors? as f64));
     Summary::of(drops).map_or("-".into(), |s| format!("{:.0}", s.median))
 }
 

@@ -481,9 +481,9 @@ pub struct TcpStats {
     /// Connections a listener completed (Tcp PassiveOpens).
     pub passive_opens: u64,
     /// UDP datagrams the kernel dropped for a full socket receive buffer
-    /// (Udp RcvbufErrors); absent in files from before UDP: 0.
-    #[serde(default)]
-    pub udp_receive_buffer_errors: u64,
+    /// (Udp RcvbufErrors); absent in files from before it was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp_receive_buffer_errors: Option<u64>,
 }
 
 impl TcpStats {
@@ -502,7 +502,8 @@ impl TcpStats {
             passive_opens: self.passive_opens.saturating_sub(earlier.passive_opens),
             udp_receive_buffer_errors: self
                 .udp_receive_buffer_errors
-                .saturating_sub(earlier.udp_receive_buffer_errors),
+                .zip(earlier.udp_receive_buffer_errors)
+                .map(|(now, then)| now.saturating_sub(then)),
         }
     }
 
