@@ -153,6 +153,9 @@ fn over_ssh(net: &Net, sshd: &Sshd) {
             "mio,tokio",
             "--connections",
             "1,10",
+            // UDP too: its sockets bound and connected across the veth pair.
+            "--protocol",
+            "tcp,udp",
         ],
         &[("COMPARE_SSH_COMMAND", &ssh)],
     );
@@ -164,9 +167,14 @@ fn over_ssh(net: &Net, sshd: &Sshd) {
     let host = results.server_host.as_ref().expect("the server's host");
     assert!(host.logical_cpus.unwrap() >= 1, "{host:?}");
     assert!(host.name.is_some(), "{host:?}");
+    assert_eq!(results.cells.len(), 8);
     for cell in &results.cells {
         assert_remote_cell_consistent(cell, 0.5);
         let run = &cell.runs[0];
+        assert_eq!(
+            run.datagrams.is_some(),
+            cell.protocol == pingpong::protocol::Protocol::Udp
+        );
         // Its own affinity, as its ready line said; its usage is not measured from here.
         assert!(!run.server_cpus.is_empty());
         assert!(run.server_usage.is_none());
