@@ -1,5 +1,7 @@
 //! The no-runtime baseline: blocking std::net, one OS thread per connection
-//! on both sides, no event loop. The threads option has no effect here.
+//! on both sides, no event loop. The threads option has no effect here,
+//! but over UDP, where a server has one socket per thread asked for and
+//! serves each on a thread of its own (a client, each socket on its own).
 //!
 //! Every IO call blocks its thread ([`pingpong::blocking`]); the one real
 //! wait is the client's start gate, on which a connection thread parks until
