@@ -7,7 +7,7 @@
 //! it reads against that, so a lost, duplicated or corrupted byte is an error
 //! of the cell and never throughput.
 //!
-//! Over UDP the same pattern fills each datagram ([`crate::datagram`]).
+//! Over UDP the same pattern fills each datagram (the `datagram` module).
 //!
 //! This module is bytes only: it depends on nothing else in the crate.
 

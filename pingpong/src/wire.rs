@@ -125,16 +125,6 @@ pub struct Datagrams {
     pub lost: u64,
 }
 
-impl Datagrams {
-    /// Lost over sent; 0 when nothing was sent.
-    pub fn loss_rate(&self) -> f64 {
-        match self.sent {
-            0 => 0.0,
-            sent => self.lost as f64 / sent as f64,
-        }
-    }
-}
-
 impl ClientResult {
     pub fn mib_per_s(&self) -> f64 {
         self.bytes as f64 / self.seconds / (1 << 20) as f64

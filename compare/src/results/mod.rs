@@ -651,23 +651,17 @@ pub struct Datagrams {
 }
 
 impl Datagrams {
-    /// Lost datagrams in percent of those sent.
+    /// Lost datagrams in percent of those sent; 0 when none was sent.
     pub fn loss_percent(&self) -> f64 {
-        pingpong::wire::Datagrams::from(*self).loss_rate() * 100.0
+        match self.sent {
+            0 => 0.0,
+            sent => self.lost as f64 / sent as f64 * 100.0,
+        }
     }
 }
 
 impl From<pingpong::wire::Datagrams> for Datagrams {
     fn from(d: pingpong::wire::Datagrams) -> Self {
-        Self {
-            sent: d.sent,
-            lost: d.lost,
-        }
-    }
-}
-
-impl From<Datagrams> for pingpong::wire::Datagrams {
-    fn from(d: Datagrams) -> Self {
         Self {
             sent: d.sent,
             lost: d.lost,

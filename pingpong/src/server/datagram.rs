@@ -5,16 +5,16 @@
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 
-use socket2::{Domain, Protocol, Socket, Type};
+use socket2::{Protocol, Type};
 
-use super::setup::Ready;
+use super::setup::{Ready, bind_sharing_port};
 use super::tally;
 use crate::datagram::{Datagrams, MAX_DATAGRAM};
 use crate::{fault, work};
 
 /// What a runtime serves over UDP: bound, non-blocking sockets, one per
-/// thread, sharing the port through SO_REUSEPORT (the kernel keeps each
-/// client socket on one of them).
+/// thread, sharing the port through SO_REUSEPORT where there are several
+/// (the kernel keeps each client socket on one of them).
 pub struct DatagramServer {
     pub sockets: Vec<UdpSocket>,
     pub threads: usize,
@@ -25,17 +25,8 @@ pub struct DatagramServer {
 
 /// Binds `count` UDP sockets on one address, sharing its port.
 pub fn bind_datagrams(addr: SocketAddr, count: usize) -> io::Result<Vec<UdpSocket>> {
-    let mut sockets: Vec<UdpSocket> = Vec::with_capacity(count);
-    for _ in 0..count {
-        let at = sockets.first().map_or(Ok(addr), |s| s.local_addr())?;
-        let socket = Socket::new(Domain::for_address(at), Type::DGRAM, Some(Protocol::UDP))?;
-        socket.set_reuse_address(true)?;
-        socket.set_reuse_port(true)?;
-        socket.bind(&at.into())?;
-        socket.set_nonblocking(true)?;
-        sockets.push(socket.into());
-    }
-    Ok(sockets)
+    let sockets = bind_sharing_port(addr, count, Type::DGRAM, Protocol::UDP, |_| Ok(()))?;
+    Ok(sockets.into_iter().map(Into::into).collect())
 }
 
 /// A client's UDP socket: bound to an ephemeral port of the server's

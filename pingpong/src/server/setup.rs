@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::mpsc::Sender;
 use std::thread;
 
-use socket2::{Domain, Protocol, Socket, Type};
+use socket2::{Protocol, Socket, Type};
 
 use super::shape::{Handoff, Shape, Task};
 
@@ -78,20 +78,38 @@ impl Ready {
 /// Binds `count` listeners on one address; several share the port through
 /// SO_REUSEPORT, so that the kernel spreads connections over them.
 pub fn bind(addr: SocketAddr, count: usize) -> io::Result<Vec<TcpListener>> {
-    let mut listeners: Vec<TcpListener> = Vec::with_capacity(count);
+    let listen = |socket: &Socket| socket.listen(BACKLOG);
+    let sockets = bind_sharing_port(addr, count, Type::STREAM, Protocol::TCP, listen)?;
+    Ok(sockets.into_iter().map(Into::into).collect())
+}
+
+/// Binds `count` non-blocking sockets of a type on one address, sharing its
+/// port (SO_REUSEPORT) where there are several; `ready` finishes each one
+/// once bound.
+pub(crate) fn bind_sharing_port(
+    addr: SocketAddr,
+    count: usize,
+    ty: Type,
+    protocol: Protocol,
+    ready: impl Fn(&Socket) -> io::Result<()>,
+) -> io::Result<Vec<Socket>> {
+    let mut sockets: Vec<Socket> = Vec::with_capacity(count);
     for _ in 0..count {
-        let at = listeners.first().map_or(Ok(addr), |l| l.local_addr())?;
-        let socket = Socket::new(Domain::for_address(at), Type::STREAM, Some(Protocol::TCP))?;
+        let at = match sockets.first() {
+            Some(first) => first.local_addr()?,
+            None => addr.into(),
+        };
+        let socket = Socket::new(at.domain(), ty, Some(protocol))?;
         socket.set_reuse_address(true)?;
         if count > 1 {
             socket.set_reuse_port(true)?;
         }
-        socket.bind(&at.into())?;
-        socket.listen(BACKLOG)?;
+        socket.bind(&at)?;
+        ready(&socket)?;
         socket.set_nonblocking(true)?;
-        listeners.push(socket.into());
+        sockets.push(socket);
     }
-    Ok(listeners)
+    Ok(sockets)
 }
 
 /// The backlog the kernel grants a listen(2) of [`BACKLOG`].
