@@ -82,7 +82,7 @@ impl Workload {
     pub fn beyond_block_and_window(&self) -> String {
         let mut label = String::new();
         if self.protocol != Protocol::Tcp {
-            label += &format!(", over {}", self.protocol.name().to_uppercase());
+            label += &format!(", over {}", self.protocol.label());
         }
         if let Some(rate) = self.rate {
             label += &format!(", open loop at {rate} blocks/s");
@@ -119,18 +119,17 @@ impl Workload {
         slug
     }
 
-    /// What of it `protocol` runs: all of it over TCP; over UDP, which has
-    /// one datagram in flight, no connections to close or secure and a
-    /// server that answers each datagram itself, the closed-loop echo at
-    /// window 1 alone (none where it is TLS, churn or the open loop).
+    /// What of it `protocol` runs: all of it over TCP; over HTTP and
+    /// WebSocket, whose one server answers each message itself on
+    /// keep-alive connections, the closed-loop echo (plain or inside TLS,
+    /// at any window); over UDP, which has one datagram in flight and no
+    /// connections to secure either, that echo at window 1 in plain alone.
     pub fn over(self, protocol: Protocol) -> Option<Self> {
+        let echo = self.churn.is_none() && self.rate.is_none() && self.shape == Shape::Echo;
         match protocol {
             Protocol::Tcp => Some(self),
-            Protocol::Udp => (self.tls.is_none()
-                && self.churn.is_none()
-                && self.rate.is_none()
-                && self.shape == Shape::Echo)
-                .then_some(Self { window: 1, ..self }),
+            Protocol::Http | Protocol::WebSocket => echo.then_some(self),
+            Protocol::Udp => (echo && self.tls.is_none()).then_some(Self { window: 1, ..self }),
         }
     }
 

@@ -261,28 +261,34 @@ fn with_preset(mut args: RunArgs) -> RunArgs {
     args
 }
 
-/// Refuses a UDP run that would have nothing to run, and block sizes no
-/// datagram carries.
+/// Refuses a run whose protocols have nothing to run of what it asks,
+/// and block sizes no datagram carries.
 fn check_protocols(args: &RunArgs) -> Result<()> {
-    if !args.protocol.contains(&Protocol::Udp) {
-        return Ok(());
+    if args.protocol.contains(&Protocol::Udp) {
+        for &block in &args.block {
+            pingpong::datagram::check_size(block)
+                .map_err(|e| anyhow::anyhow!("--protocol udp: {e}"))?;
+        }
     }
-    for &block in &args.block {
-        pingpong::datagram::check_size(block)
-            .map_err(|e| anyhow::anyhow!("--protocol udp: {e}"))?;
-    }
-    let only_udp = !args.protocol.contains(&Protocol::Tcp);
+    let tcp = args.protocol.contains(&Protocol::Tcp);
+    let secured = args.protocol.iter().any(|p| *p != Protocol::Udp);
     let asked = [
-        (args.tls, "--tls"),
-        (args.churn.is_some(), "--churn"),
-        (!args.rates.is_empty(), "--rates"),
-        (!args.shapes.contains(&Shape::Echo), "--shapes without echo"),
+        (args.tls && !secured, "--tls"),
+        (args.churn.is_some() && !tcp, "--churn"),
+        (!args.rates.is_empty() && !tcp, "--rates"),
+        (
+            !args.shapes.contains(&Shape::Echo) && !tcp,
+            "--shapes without echo",
+        ),
     ];
-    if let (true, Some((_, flag))) = (only_udp, asked.iter().find(|(asked, _)| *asked)) {
+    if let Some((_, flag)) = asked.iter().find(|(asked, _)| *asked) {
+        let names: Vec<&str> = args.protocol.iter().map(|p| p.label()).collect();
         bail!(
-            "{flag} has nothing to run over UDP: datagrams have no connections to close or \
-             secure, no open loop, and their server answers each datagram itself; add tcp to \
-             --protocol, or leave {flag} out"
+            "{flag} has nothing to run over {}: UDP has no connections to close or secure, \
+             HTTP and WebSocket run the closed-loop echo alone (their one server answers each \
+             message itself), and neither has an open loop; add tcp to --protocol, or leave \
+             {flag} out",
+            names.join(" and ")
         );
     }
     Ok(())
@@ -578,11 +584,10 @@ mod tests {
         }
         let mut expected = Vec::new();
         for block in [64, 1024, 16384] {
-            for tls in [false, true] {
-                expected.extend([
-                    (Protocol::Tcp, tls, block, 1, 1),
-                    (Protocol::Tcp, tls, block, 16, 16),
-                ]);
+            for protocol in [Protocol::Tcp, Protocol::Http, Protocol::WebSocket] {
+                for tls in [false, true] {
+                    expected.extend([(protocol, tls, block, 1, 1), (protocol, tls, block, 16, 16)]);
+                }
             }
             expected.extend([
                 (Protocol::Udp, false, block, 1, 1),

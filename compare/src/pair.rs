@@ -338,9 +338,9 @@ fn unsupported(job: &Job, site: &Site) -> Option<RepetitionError> {
     }
     // External programs speak the protocol over plain TCP only.
     let plain_only = match (job.workload.protocol, job.workload.tls) {
-        (Protocol::Udp, _) => Some("it speaks TCP pingpong only, no UDP".to_string()),
-        (Protocol::Tcp, Some(_)) => Some("it speaks plain TCP only, no TLS".to_string()),
         (Protocol::Tcp, None) => None,
+        (Protocol::Tcp, Some(_)) => Some("it speaks plain TCP only, no TLS".to_string()),
+        (other, _) => Some(format!("it speaks TCP pingpong only, no {}", other.label())),
     };
     let server = match (job.server, site) {
         (Program::External(e), Site::Local) => e

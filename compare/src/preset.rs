@@ -44,7 +44,12 @@ impl Preset {
             // Its method: 0.25 s of warm-up, a 1 s window, 3 repetitions.
             // One thread: its "1 context / 1 thread" rows.
             Self::LoopbackBench => Matrix {
-                protocols: vec![Protocol::Tcp, Protocol::Udp],
+                protocols: vec![
+                    Protocol::Tcp,
+                    Protocol::Udp,
+                    Protocol::Http,
+                    Protocol::WebSocket,
+                ],
                 tls: true,
                 blocks: vec![64, 1024, 16384],
                 connections: vec![1, 16],

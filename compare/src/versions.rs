@@ -390,7 +390,7 @@ mod tests {
         for name in ["pingpong-mio", "mio", "pingpong", "ring", "hdrhistogram"] {
             assert!(crates.contains(name), "{name}: {crates:?}");
         }
-        for name in ["compare", "sha2", "procfs-core", "tokio"] {
+        for name in ["compare", "sha2", "procfs-core", "tokio-rustls"] {
             assert!(!crates.contains(name), "{name}");
         }
 

@@ -122,8 +122,9 @@ pub struct ClientArgs {
 /// What both sides agree on.
 #[derive(Debug, Clone, Copy, PartialEq, Args)]
 pub struct Sizes {
-    /// What carries the pingpong: TCP streams, or UDP datagrams (one in
-    /// flight per socket, --block bytes each).
+    /// What carries the pingpong: TCP streams, UDP datagrams (one in
+    /// flight per socket, --block bytes each), or HTTP/1.1 or WebSocket
+    /// messages over TCP (a block each).
     #[arg(long, value_enum, default_value_t = Protocol::Tcp)]
     pub protocol: Protocol,
     /// Threads (executors, event loops) this process runs.
@@ -325,29 +326,36 @@ impl TryFrom<ClientArgs> for ClientConfig {
 }
 
 impl Command {
-    /// What UDP pingpong has no counterpart for, if this asks for any.
-    fn udp_refusal(&self) -> Option<String> {
+    /// What `protocol` has no counterpart for, if this asks for any.
+    fn refusal(&self, protocol: Protocol) -> Option<String> {
+        let udp = protocol == Protocol::Udp;
         let asked = match self {
             Command::Server(a) => [
-                (a.tls, "--tls"),
+                (a.tls && udp, "--tls"),
                 (a.shape != Shape::Echo, "--shape other than echo"),
             ]
             .into_iter()
             .find(|(asked, _)| *asked),
             Command::Client(a) => [
-                (a.tls_trust.is_some(), "--tls-trust"),
+                (a.tls_trust.is_some() && udp, "--tls-trust"),
                 (a.churn.is_some(), "--churn"),
                 (a.rate.is_some(), "--rate"),
             ]
             .into_iter()
             .find(|(asked, _)| *asked),
         };
-        asked.map(|(_, flag)| {
-            format!(
-                "{flag} does not apply over UDP: datagrams have no connections to close or \
-                 secure, and their server answers each datagram itself"
-            )
-        })
+        let why = match protocol {
+            Protocol::Tcp => return None,
+            Protocol::Udp => {
+                "over UDP: datagrams have no connections to close or secure, and their server \
+                 answers each datagram itself"
+            }
+            Protocol::Http | Protocol::WebSocket => {
+                "over HTTP or WebSocket: one hyper or tungstenite server answers each message \
+                 itself, on keep-alive connections that the closed-loop client keeps full"
+            }
+        };
+        asked.map(|(_, flag)| format!("{flag} does not apply {why}"))
     }
 }
 
@@ -371,10 +379,7 @@ pub fn main<R: Runtime>() -> ExitCode {
             ),
             _ => Ok(()),
         })
-        .and_then(|()| match sizes.protocol {
-            Protocol::Udp => command.udp_refusal().map_or(Ok(()), Err),
-            Protocol::Tcp => Ok(()),
-        })
+        .and_then(|()| command.refusal(sizes.protocol).map_or(Ok(()), Err))
         .and_then(|()| Settings::parse(&knobs, R::KNOBS).map_err(|e| format!("--knobs: {e}")))
         .map_err(|message| Failure {
             message,
@@ -422,7 +427,12 @@ mod tests {
     use proptest::prelude::*;
 
     fn sizes() -> impl Strategy<Value = Sizes> {
-        let protocol = prop_oneof![Just(Protocol::Tcp), Just(Protocol::Udp)];
+        let protocol = prop_oneof![
+            Just(Protocol::Tcp),
+            Just(Protocol::Udp),
+            Just(Protocol::Http),
+            Just(Protocol::WebSocket)
+        ];
         (protocol, 1..=1024u32, 1..=65536u32, 1..=16u32).prop_map(
             |(protocol, threads, block, window)| Sizes {
                 protocol,

@@ -15,6 +15,8 @@
 //!   echoed `n` bytes, with TLS by a close_notify alert mid-stream;
 //! - `drop-every=<n>`: the server drops every `n`th UDP datagram it
 //!   receives (on each of its sockets' threads), unanswered;
+//! - `malformed-answer`: over HTTP and WebSocket, the server answers each
+//!   connection's first request with a head no HTTP parser takes;
 //! - `slow=<units>`: the server does that many units of CPU work (as
 //!   `--work`) per block on top of what it was asked: a slowdown of known
 //!   size, for measuring what `compare check` catches.
@@ -36,6 +38,7 @@ pub enum Fault {
     CloseNotifyAfter(u64),
     Slow(u64),
     DropEvery(u64),
+    MalformedAnswer,
 }
 
 static FAULT: OnceLock<Option<Fault>> = OnceLock::new();
@@ -92,6 +95,7 @@ fn parse_for_me(spec: &str) -> Result<Option<Fault>, String> {
         None if fault == "hang-before-ready" => Fault::HangBeforeReady,
         None if fault == "refuse" => Fault::Refuse,
         None if fault == "untrusted-certificate" => Fault::UntrustedCertificate,
+        None if fault == "malformed-answer" => Fault::MalformedAnswer,
         _ => return Err(format!("{ENV}: unknown fault {fault:?}")),
     }))
 }

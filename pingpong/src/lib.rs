@@ -32,7 +32,9 @@ pub mod server;
 pub mod stream;
 pub mod tls;
 pub mod tls_stream;
+pub mod tokio_io;
 pub mod unavailable;
+pub mod web;
 pub mod wire;
 pub mod work;
 

@@ -7,7 +7,9 @@
 //! it reads against that, so a lost, duplicated or corrupted byte is an error
 //! of the cell and never throughput.
 //!
-//! Over UDP the same pattern fills each datagram (the `datagram` module).
+//! Over UDP the same pattern fills each datagram (the `datagram` module);
+//! over HTTP and WebSocket each message's body is one block (the `web`
+//! module), so the bodies end to end are that stream.
 //!
 //! This module is bytes only: it depends on nothing else in the crate.
 
@@ -34,6 +36,14 @@ pub enum Protocol {
     Tcp,
     /// A connected UDP socket per "connection", one datagram in flight.
     Udp,
+    /// HTTP/1.1 over keep-alive TCP: each block the body of a POST, echoed
+    /// as the answer's body (HTTPS with --tls).
+    Http,
+    /// WebSocket over TCP: each block one binary message, echoed (secure
+    /// WebSocket with --tls).
+    #[value(name = "websocket")]
+    #[serde(rename = "websocket")]
+    WebSocket,
 }
 
 impl Protocol {
@@ -42,7 +52,30 @@ impl Protocol {
         match self {
             Self::Tcp => "tcp",
             Self::Udp => "udp",
+            Self::Http => "http",
+            Self::WebSocket => "websocket",
         }
+    }
+
+    /// How tables name it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Tcp => "TCP",
+            Self::Udp => "UDP",
+            Self::Http => "HTTP/1.1",
+            Self::WebSocket => "WebSocket",
+        }
+    }
+
+    /// Whether it runs over a TCP connection, which a server accepts.
+    pub fn connected(self) -> bool {
+        self != Self::Udp
+    }
+
+    /// Whether the blocks travel inside HTTP or WebSocket messages, which
+    /// hyper and tungstenite serve.
+    pub fn web(self) -> bool {
+        matches!(self, Self::Http | Self::WebSocket)
     }
 }
 

@@ -53,6 +53,18 @@ pub trait Runtime {
         Err(Unavailable::no_udp())
     }
 
+    /// Why the server cannot serve HTTP or WebSocket, if it cannot: the
+    /// one hyper and tungstenite servers need futures-io streams on an
+    /// executor ([`crate::server::Web`]).
+    const NO_WEB: &'static str = "its glue hands no connection over as a futures-io stream";
+
+    /// Serves HTTP/1.1 or WebSocket (`server.protocol` says which): each
+    /// accepted connection to [`crate::server::Web::serve`], until the
+    /// process exits.
+    fn serve_web(server: Server) -> io::Result<()> {
+        Err(Unavailable::no_web(server.protocol, Self::NO_WEB))
+    }
+
     /// Runs the client's UDP sockets
     /// ([`crate::client::datagram_connection`]), each to its end.
     fn client_udp(_client: &Arc<Client>) -> io::Result<()> {

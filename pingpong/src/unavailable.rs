@@ -70,6 +70,22 @@ impl Unavailable {
         })
     }
 
+    /// A binary whose glue serves no HTTP or WebSocket: `why` says what
+    /// it lacks.
+    pub fn no_web(protocol: crate::protocol::Protocol, why: &'static str) -> io::Error {
+        io::Error::other(Unavailable {
+            short: "no HTTP or WebSocket server",
+            source: io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "hyper and tungstenite serve {} over poll-based IO on an executor; {why}",
+                    protocol.name()
+                ),
+            ),
+            advice: "run its client against another server (compare --client), or run it over TCP",
+        })
+    }
+
     /// Creates and closes a one-entry io_uring: whether this process may use
     /// io_uring at all, for runtimes that panic rather than report it.
     pub fn probe_io_uring() -> io::Result<()> {

@@ -8,7 +8,8 @@ use std::time::Instant;
 
 use super::state::{Arrived, Client, Phase};
 use crate::latency::Clock;
-use crate::protocol::{Mismatch, Verifier};
+use crate::protocol::{Mismatch, Protocol, Verifier};
+use crate::web::{Piece, Unframer};
 
 /// Why one client connection failed.
 #[derive(Debug, thiserror::Error)]
@@ -25,6 +26,8 @@ pub enum SessionError {
     Corrupt(#[from] Mismatch),
     #[error("{0}")]
     Datagram(#[from] crate::datagram::BadDatagram),
+    #[error("{0}")]
+    Answer(#[from] crate::web::BadAnswer),
 }
 
 /// What the caller does with bytes it just read.
@@ -32,6 +35,10 @@ pub enum SessionError {
 pub enum Next {
     /// Write them back.
     Echo,
+    /// Write so many more requests ([`Client::requests`]): one for each
+    /// answer that came back whole, or the first window once a WebSocket
+    /// upgrade is through.
+    Send(usize),
     /// The window has closed: half-close now, then read until end of stream.
     Stop,
     /// Already stopped: keep reading until end of stream.
@@ -50,6 +57,9 @@ pub enum Next {
 /// ([`Self::on_eof`] says when, [`Self::reconnecting`] starts it).
 pub struct Session<'a> {
     client: &'a Client,
+    /// Over HTTP and WebSocket: what takes the bodies out of the answers,
+    /// which are then verified as a TCP stream is.
+    unframer: Option<Unframer>,
     verifier: Verifier<'a>,
     /// Bytes counted in each slice of the window.
     counted: Box<[u64]>,
@@ -82,6 +92,7 @@ impl<'a> Session<'a> {
     pub fn new(client: &'a Client) -> Self {
         Self {
             client,
+            unframer: unframer(client),
             verifier: Verifier::new(&client.pattern),
             counted: vec![0; client.config.slices()].into_boxed_slice(),
             draining: false,
@@ -116,23 +127,61 @@ impl<'a> Session<'a> {
             self.arrivals.clear();
         }
         self.verifier = Verifier::new(&self.client.pattern);
+        self.unframer = unframer(self.client);
         self.draining = false;
         self.began = Instant::now();
         self.first_sent = None;
     }
 
-    /// The blocks each connection opens with (its window), to be written
-    /// now: their round trips start.
+    /// What each connection opens with, to be written now: its window of
+    /// blocks (or requests), whose round trips start; over WebSocket, the
+    /// upgrade, after which [`Self::on_data`] says to send them.
     pub fn first_block(&mut self) -> &'a [u8] {
+        if self.client.config.protocol == Protocol::WebSocket {
+            return &self.client.upgrade;
+        }
+        self.round_trips_start();
+        &self.client.first
+    }
+
+    fn round_trips_start(&mut self) {
         if let Some(clock) = &mut self.clock {
             clock.start(self.client.config.window);
         }
         self.first_sent = Some(Instant::now());
-        &self.client.first
     }
 
     /// Takes bytes just read from the server.
     pub fn on_data(&mut self, data: &[u8]) -> Result<Next, SessionError> {
+        let Some(mut unframer) = self.unframer.take() else {
+            let phase = self.take(data)?;
+            return Ok(self.next(phase, Next::Echo));
+        };
+        let (mut data, mut send, mut phase) = (data, 0, None);
+        let outcome = loop {
+            match unframer.next(&mut data) {
+                Ok(Some(Piece::Body(body))) => match self.take(body) {
+                    Ok(now) => phase = Some(now),
+                    Err(e) => break Err(e),
+                },
+                Ok(Some(Piece::End)) => send += 1,
+                Ok(Some(Piece::Upgraded)) => {
+                    self.round_trips_start();
+                    send += self.client.config.window;
+                }
+                Ok(None) => {
+                    let phase = phase.unwrap_or_else(|| self.client.phase());
+                    break Ok(self.next(phase, Next::Send(send)));
+                }
+                Err(e) => break Err(e.into()),
+            }
+        };
+        self.unframer = Some(unframer);
+        outcome
+    }
+
+    /// Verifies and counts bytes of the block stream; where the run is.
+    fn take(&mut self, data: &[u8]) -> Result<Phase, SessionError> {
         let before = self.verifier.offset();
         self.verifier.check(data)?;
         if let Some(sent) = self.first_sent
@@ -146,7 +195,7 @@ impl<'a> Session<'a> {
             }
         }
         if self.draining {
-            return Ok(Next::Drain);
+            return Ok(Phase::Stopping);
         }
         let phase = self.client.phase();
         if let Some(clock) = &mut self.clock {
@@ -160,20 +209,23 @@ impl<'a> Session<'a> {
             let last = self.counted.len() - 1;
             self.counted[slice.min(last)] += data.len() as u64;
         }
+        Ok(phase)
+    }
+
+    /// What to do once the bytes read are taken, at `phase`: `go_on`,
+    /// unless the window has closed or the connection has done its blocks.
+    fn next(&mut self, phase: Phase, go_on: Next) -> Next {
+        if self.draining {
+            return Next::Drain;
+        }
         let done = self
             .limit
             .is_some_and(|limit| self.verifier.offset() >= limit);
-        Ok(match phase {
-            Phase::Stopping => {
-                self.draining = true;
-                Next::Stop
-            }
-            _ if done => {
-                self.draining = true;
-                Next::Stop
-            }
-            Phase::Running | Phase::Measuring(_) => Next::Echo,
-        })
+        if done || phase == Phase::Stopping {
+            self.draining = true;
+            return Next::Stop;
+        }
+        go_on
     }
 
     /// The caller half-closes of its own accord (the open loop, at the
@@ -211,6 +263,13 @@ impl<'a> Session<'a> {
             source,
         }
     }
+}
+
+fn unframer(client: &Client) -> Option<Unframer> {
+    let protocol = client.config.protocol;
+    protocol
+        .web()
+        .then(|| Unframer::new(protocol, client.config.block))
 }
 
 impl Drop for Session<'_> {

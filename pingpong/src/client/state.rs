@@ -93,8 +93,13 @@ pub struct ClientConfig {
 pub struct Client {
     pub config: ClientConfig,
     pub(crate) pattern: Box<[u8]>,
-    /// What each connection sends first: `window` blocks.
+    /// What each connection sends first: `window` blocks (over HTTP and
+    /// WebSocket, `window` requests).
     pub(crate) first: Box<[u8]>,
+    /// Bytes of one request in `first`.
+    request: usize,
+    /// What a WebSocket connection sends before its blocks.
+    pub(crate) upgrade: Box<[u8]>,
     /// What [`Self::opened`] counts from.
     epoch: Instant,
     /// Nanoseconds from `epoch` to the window's opening, plus one; 0 while
@@ -180,8 +185,14 @@ impl Shares {
 impl Client {
     pub fn new(config: ClientConfig) -> Self {
         let pattern = pattern(config.block);
+        let request = crate::web::request(config.protocol, &pattern);
         Self {
-            first: pattern.repeat(config.window).into_boxed_slice(),
+            first: request.repeat(config.window).into_boxed_slice(),
+            request: request.len(),
+            upgrade: match config.protocol {
+                Protocol::WebSocket => crate::web::upgrade().into_boxed_slice(),
+                _ => Box::default(),
+            },
             pattern,
             epoch: Instant::now(),
             opened: AtomicU64::new(0),
@@ -208,6 +219,18 @@ impl Client {
             changed: Condvar::new(),
             config,
         }
+    }
+
+    /// What `n` requests are on the wire ([`super::Next::Send`]): a window
+    /// at most.
+    pub fn requests(&self, n: usize) -> &[u8] {
+        &self.first[..n * self.request]
+    }
+
+    /// The most a connection writes at once: its first window of
+    /// requests, or a WebSocket upgrade.
+    pub fn largest_write(&self) -> usize {
+        self.first.len().max(self.upgrade.len())
     }
 
     pub fn phase(&self) -> Phase {

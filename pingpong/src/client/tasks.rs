@@ -50,8 +50,8 @@ where
 
 /// One client connection: `connect` to the client's server, wait for the
 /// start (every connection up, unless arrival is immediate), write the
-/// first block, then verify and echo until the window closes; half-close
-/// and drain. With churn, it closes after so many blocks and connects
+/// first block, then verify and echo until the window closes (over HTTP
+/// and WebSocket, send a request for each answer); half-close and drain. With churn, it closes after so many blocks and connects
 /// again, until the window closes. A failure is recorded in `client` and
 /// ends only this connection.
 pub async fn connection<S: Stream, F>(client: Arc<Client>, connect: impl Fn(SocketAddr) -> F)
@@ -80,6 +80,13 @@ async fn run_connection<S: Stream>(
     let first = session.first_block();
     let (written, mut buf) = stream.write_all(first.to_vec(), first.len()).await;
     written.map_err(|e| session.io_error(e))?;
+    // What was written first is read into next: a window, at least (a
+    // WebSocket upgrade is less).
+    if buf.capacity() < client.config.in_flight() {
+        buf = Vec::with_capacity(client.config.in_flight());
+    }
+    // Requests to write, over HTTP and WebSocket.
+    let mut requests = Vec::new();
     loop {
         let (read, b) = stream.read(buf).await;
         buf = b;
@@ -93,11 +100,19 @@ async fn run_connection<S: Stream>(
                 buf = b;
                 written.map_err(|e| session.io_error(e))?;
             }
+            Next::Send(0) | Next::Drain => {}
+            Next::Send(n) => {
+                let bytes = client.requests(n);
+                requests.clear();
+                requests.extend_from_slice(bytes);
+                let (written, r) = stream.write_all(requests, bytes.len()).await;
+                requests = r;
+                written.map_err(|e| session.io_error(e))?;
+            }
             Next::Stop => stream
                 .shutdown_write()
                 .await
                 .map_err(|e| session.io_error(e))?,
-            Next::Drain => {}
         }
     }
 }

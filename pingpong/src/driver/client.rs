@@ -70,8 +70,8 @@ pub fn run<R: Runtime>(config: ClientConfig) -> Result<ClientResult, ClientError
                 let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     match (client.config.protocol, client.config.rate) {
                         (Protocol::Udp, _) => R::client_udp(&client),
-                        (Protocol::Tcp, Some(_)) => R::open_loop(&client),
-                        (Protocol::Tcp, None) => R::client(&client),
+                        (_, Some(_)) => R::open_loop(&client),
+                        (_, None) => R::client(&client),
                     }
                 }));
                 // The driver may have given up waiting: nobody to tell then.

@@ -97,7 +97,7 @@ pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
         source,
     };
     let (serve, addr, count, tls): (Serve, _, _, _) = match config.protocol {
-        Protocol::Tcp => {
+        Protocol::Tcp | Protocol::Http | Protocol::WebSocket => {
             let count = match R::LISTENERS {
                 ListenerModel::Shared => 1,
                 ListenerModel::PerThread => config.threads,
@@ -106,6 +106,7 @@ pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
             let addr = listeners[0].local_addr().map_err(ServerError::Runtime)?;
             let tls = config.tls.map(Acceptor::new).transpose()?;
             let server = Server {
+                protocol: config.protocol,
                 listeners,
                 threads: config.threads,
                 echo: Echo {
@@ -118,7 +119,11 @@ pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
                 knobs: config.knobs,
                 ready,
             };
-            (Box::new(move || R::serve(server)), addr, count, tls)
+            let serve: Serve = match config.protocol {
+                Protocol::Tcp => Box::new(move || R::serve(server)),
+                _ => Box::new(move || R::serve_web(server)),
+            };
+            (serve, addr, count, tls)
         }
         // One socket per thread whatever the runtime's listener model: a
         // datagram socket has no connections to spread.
@@ -164,8 +169,8 @@ pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
         addr,
         listeners: count,
         backlog: match config.protocol {
-            Protocol::Tcp => backlog_in_force(),
             Protocol::Udp => 0,
+            _ => backlog_in_force(),
         },
         cpus: affinity::cpus(),
         tls_certificate: tls.as_ref().map(Acceptor::certificate_base64),

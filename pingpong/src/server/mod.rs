@@ -9,6 +9,7 @@ mod shape;
 mod split;
 mod tally;
 mod tasks;
+mod web;
 
 pub use bytes::before_echo;
 pub use datagram::{
@@ -20,3 +21,4 @@ pub use shape::{CHANNEL, Shape, Task, WORKERS_PER_THREAD};
 pub use split::Writer;
 pub(crate) use tally::served;
 pub use tasks::{accept_loop, echo, serve};
+pub use web::Web;

@@ -47,6 +47,8 @@ impl Echo {
 /// What a runtime serves: bound, non-blocking listeners (one, or one per
 /// thread) and how each connection echoes.
 pub struct Server {
+    /// TCP, or HTTP or WebSocket over it ([`super::Web`]).
+    pub protocol: crate::protocol::Protocol,
     pub listeners: Vec<TcpListener>,
     pub threads: usize,
     pub echo: Echo,

@@ -11,7 +11,9 @@ use async_std::net::{TcpListener, TcpStream, UdpSocket};
 use async_std::task;
 use pingpong::client::{all_connections, connection, datagram_connection};
 use pingpong::futures_io::{Compat, Tls, connect_tls};
-use pingpong::server::{DatagramServer, Writer, accept_loop, answer, connected_datagrams, serve};
+use pingpong::server::{
+    DatagramServer, Web, Writer, accept_loop, answer, connected_datagrams, serve,
+};
 use pingpong::{Client, ListenerModel, Server};
 
 struct GlobalExecutor;
@@ -65,6 +67,17 @@ impl pingpong::Runtime for GlobalExecutor {
             )
             .await
         })
+    }
+
+    fn serve_web(mut server: Server) -> io::Result<()> {
+        start_executor(server.threads);
+        let listener = TcpListener::from(server.listeners.pop().expect("one shared listener"));
+        let web = Web::of(&server);
+        task::block_on(accept_loop(
+            &server.ready,
+            async || Compat::nodelay(listener.accept().await?.0),
+            |stream| drop(task::spawn(web.clone().serve(stream.0))),
+        ))
     }
 
     fn client(client: &Arc<Client>) -> io::Result<()> {

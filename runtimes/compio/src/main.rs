@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use compio::buf::{IntoInner, IoBuf};
 use compio::driver::ProactorBuilder;
+use compio::io::compat::AsyncStream;
 use compio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use compio::net::{TcpListener, TcpStream, UdpSocket};
 use compio::runtime::{Runtime, RuntimeBuilder, spawn};
@@ -16,7 +17,9 @@ use compio::tls::{TlsAcceptor, TlsConnector, TlsStream};
 use pingpong::client::{all_connections, connection, datagram_connection};
 use pingpong::futures_io::{ReadSide, WriteSide, halves};
 use pingpong::knobs::{self, Settings};
-use pingpong::server::{DatagramServer, Writer, accept_loop, answer, connected_datagrams, serve};
+use pingpong::server::{
+    DatagramServer, Web, Writer, accept_loop, answer, connected_datagrams, serve,
+};
 use pingpong::tls::{Connector, SERVER_NAME, handshake_failed};
 use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads};
 
@@ -45,6 +48,13 @@ type Tcp = Io<TcpStream>;
 type Tls = Io<TlsStream<TcpStream>>;
 
 impl Tcp {
+    /// The connection as the futures-io stream that the HTTP and WebSocket
+    /// servers take: compio-io's compat, which buffers over the ring's
+    /// owned-buffer IO (pinned: it borrows its own buffers).
+    fn futures_io(self) -> std::pin::Pin<Box<AsyncStream<TcpStream>>> {
+        Box::pin(AsyncStream::new(self.stream))
+    }
+
     async fn connect(addr: SocketAddr) -> io::Result<Self> {
         let stream = TcpStream::connect(addr).await?;
         stream.set_nodelay(true)?;
@@ -193,6 +203,21 @@ impl pingpong::Runtime for PerThread {
                         let spawn_writer = |writer: Writer<_>| spawn(writer.run()).detach();
                         spawn(serve(stream, tls, Tls::accept, echo.clone(), spawn_writer)).detach();
                     },
+                )
+                .await
+            })
+        })
+    }
+
+    fn serve_web(server: Server) -> io::Result<()> {
+        let web = Web::of(&server);
+        on_threads("server", server.listeners, |listener| {
+            runtime(&server.knobs)?.block_on(async {
+                let listener = TcpListener::from_std(listener)?;
+                accept_loop(
+                    &server.ready,
+                    async || Tcp::accept(&listener).await,
+                    |stream| spawn(web.clone().serve(stream.futures_io())).detach(),
                 )
                 .await
             })

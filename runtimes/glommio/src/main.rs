@@ -12,7 +12,9 @@ use glommio::{LocalExecutor, LocalExecutorBuilder, Placement, spawn_local};
 use pingpong::client::{all_connections, connection, datagram_connection};
 use pingpong::futures_io::{Compat, Tls, connect_tls};
 use pingpong::knobs::{self, Settings};
-use pingpong::server::{DatagramServer, Writer, accept_loop, answer, connected_datagrams, serve};
+use pingpong::server::{
+    DatagramServer, Web, Writer, accept_loop, answer, connected_datagrams, serve,
+};
 use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads};
 
 struct ThreadPerCore;
@@ -79,6 +81,22 @@ impl pingpong::Runtime for ThreadPerCore {
                         spawn_local(serve(stream, tls, Tls::accept, echo.clone(), spawn_writer))
                             .detach();
                     },
+                )
+                .await
+            })
+        })
+    }
+
+    fn serve_web(server: Server) -> io::Result<()> {
+        let web = Web::of(&server);
+        on_threads("server", server.listeners, |listener| {
+            executor(&server.knobs)?.run(async {
+                // SAFETY: the descriptor comes from a bound, listening socket given up here.
+                let listener = unsafe { TcpListener::from_raw_fd(listener.into_raw_fd()) };
+                accept_loop(
+                    &server.ready,
+                    async || Compat::nodelay(listener.accept().await?),
+                    |stream| drop(spawn_local(web.clone().serve(stream.0)).detach()),
                 )
                 .await
             })

@@ -287,6 +287,7 @@ fn spawn(
 
 impl pingpong::Runtime for ThreadPerCore {
     const LISTENERS: ListenerModel = ListenerModel::PerThread;
+    const NO_WEB: &'static str = "kimojio's sockets offer owned-buffer io_uring operations alone, and its glue has no poll-based adapter over them";
     const KNOBS: &'static [knobs::Knob] = knobs::KIMOJIO;
 
     fn serve(server: Server) -> io::Result<()> {

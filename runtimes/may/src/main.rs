@@ -136,6 +136,7 @@ fn joined<T>(handle: JoinHandle<T>, what: &str) -> io::Result<T> {
 
 impl pingpong::Runtime for Coroutines {
     const LISTENERS: ListenerModel = ListenerModel::Shared;
+    const NO_WEB: &'static str = "may's coroutines block on their IO, and poll no futures";
     const NO_TASKS: Option<&'static str> =
         Some("may serves each connection on a coroutine of its own, whose IO blocks it");
     const KNOBS: &'static [knobs::Knob] = knobs::MAY;

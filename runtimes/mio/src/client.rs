@@ -114,7 +114,8 @@ pub fn open(client: &Client, registry: &Registry, token: Token) -> io::Result<Pi
                 .map_err(io::Error::other)?,
         ),
     };
-    Ok(Pipe::new(socket, client.config.in_flight()))
+    let buffer = client.config.in_flight().max(client.largest_write());
+    Ok(Pipe::new(socket, buffer))
 }
 
 impl Conn<'_> {
@@ -175,6 +176,8 @@ impl Conn<'_> {
                 Next::Echo => {
                     self.pipe.echo(n);
                 }
+                Next::Send(0) => {}
+                Next::Send(n) => self.pipe.queue(client.requests(n)),
                 Next::Stop => self
                     .pipe
                     .socket

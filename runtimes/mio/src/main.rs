@@ -20,6 +20,7 @@ struct EventLoop;
 
 impl pingpong::Runtime for EventLoop {
     const LISTENERS: ListenerModel = ListenerModel::PerThread;
+    const NO_WEB: &'static str = "mio is an event loop without an executor, and polls no futures";
     const NO_TASKS: Option<&'static str> =
         Some("mio's server is one event loop per thread, which has no tasks");
 

@@ -10,9 +10,10 @@ use std::time::Duration;
 
 use monoio::buf::IoBuf;
 use monoio::io::{
-    AsyncReadRent, AsyncWriteRent, AsyncWriteRentExt, OwnedReadHalf, OwnedWriteHalf, Split,
-    Splitable,
+    AsyncReadRent, AsyncWriteRent, AsyncWriteRentExt, IntoPollIo, OwnedReadHalf, OwnedWriteHalf,
+    Split, Splitable,
 };
+use monoio::net::tcp::stream_poll::TcpStreamPoll;
 use monoio::net::udp::UdpSocket;
 use monoio::net::{TcpListener, TcpStream};
 use monoio::time::TimeDriver;
@@ -20,8 +21,11 @@ use monoio::{Buildable, IoUringDriver, LegacyDriver, RuntimeBuilder};
 use monoio_rustls::{ClientTlsStream, ServerTlsStream, TlsAcceptor, TlsConnector};
 use pingpong::client::{all_connections, connection, datagram_connection};
 use pingpong::knobs::{self, Settings};
-use pingpong::server::{DatagramServer, Writer, accept_loop, answer, connected_datagrams, serve};
+use pingpong::server::{
+    DatagramServer, Web, Writer, accept_loop, answer, connected_datagrams, serve,
+};
 use pingpong::tls::{Connector, handshake_failed};
+use pingpong::tokio_io::TokioIo;
 use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads};
 
 /// Submission queue entries: room for a read or write of every one of
@@ -92,6 +96,14 @@ type TlsClient = Io<ClientTlsStream<TcpStream>>;
 type TlsServer = Io<ServerTlsStream<TcpStream>>;
 
 impl Tcp {
+    /// The connection as the futures-io stream that the HTTP and WebSocket
+    /// servers take: through monoio's poll-io (readiness over its driver,
+    /// as monoio offers poll-based libraries), which implements tokio's
+    /// IO traits.
+    fn futures_io(self) -> io::Result<TokioIo<TcpStreamPoll>> {
+        Ok(TokioIo(self.stream.into_poll_io()?))
+    }
+
     async fn connect(addr: SocketAddr) -> io::Result<Self> {
         let stream = TcpStream::connect_addr(addr).await?;
         stream.set_nodelay(true)?;
@@ -220,6 +232,21 @@ impl<D: Driver> pingpong::Runtime for PerThread<D> {
                             |writer: Writer<_>| drop(monoio::spawn(writer.run())),
                         )));
                     },
+                )
+                .await
+            })
+        })
+    }
+
+    fn serve_web(server: Server) -> io::Result<()> {
+        let web = Web::of(&server);
+        on_threads("server", server.listeners, |listener| {
+            runtime::<D>(&server.knobs)?.block_on(async {
+                let listener = TcpListener::from_std(listener)?;
+                accept_loop(
+                    &server.ready,
+                    async || Tcp::accept(&listener).await?.futures_io(),
+                    |stream| drop(monoio::spawn(web.clone().serve(stream))),
                 )
                 .await
             })

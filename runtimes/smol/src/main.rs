@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use pingpong::client::{all_connections, connection, datagram_connection};
 use pingpong::futures_io::{Compat, Tls, connect_tls};
-use pingpong::server::{DatagramServer, Writer, accept_loop, answer, connected_datagrams, serve};
+use pingpong::server::{
+    DatagramServer, Web, Writer, accept_loop, answer, connected_datagrams, serve,
+};
 use pingpong::{Client, ListenerModel, Server};
 use smol::Executor;
 use smol::net::{TcpListener, TcpStream, UdpSocket};
@@ -76,6 +78,19 @@ impl pingpong::Runtime for SharedExecutor {
                     ex.spawn(serve(stream, tls, Tls::accept, echo.clone(), spawn_writer))
                         .detach();
                 },
+            )
+            .await
+        })
+    }
+
+    fn serve_web(mut server: Server) -> io::Result<()> {
+        let listener = TcpListener::try_from(server.listeners.pop().expect("one shared listener"))?;
+        let web = Web::of(&server);
+        run(server.threads, async |ex| {
+            accept_loop(
+                &server.ready,
+                async || Compat::nodelay(listener.accept().await?.0),
+                |stream| ex.spawn(web.clone().serve(stream.0)).detach(),
             )
             .await
         })

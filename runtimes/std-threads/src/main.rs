@@ -62,6 +62,8 @@ fn lower_priority() {
 
 impl pingpong::Runtime for ThreadPerConnection {
     const LISTENERS: ListenerModel = ListenerModel::Shared;
+    const NO_WEB: &'static str =
+        "std-threads blocks a thread on each connection's IO, and polls no futures";
     const NO_TASKS: Option<&'static str> =
         Some("std-threads serves each connection on a thread of its own and spawns nothing else");
 

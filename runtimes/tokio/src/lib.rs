@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use pingpong::knobs::Settings;
 use pingpong::tls::{Connector, handshake_failed};
+use pingpong::tokio_io::TokioIo;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadHalf, WriteHalf};
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
 use tokio::runtime::{Builder, Runtime};
@@ -88,6 +89,14 @@ impl Tcp {
         let (stream, _) = listener.accept().await?;
         stream.set_nodelay(true)?;
         Ok(Self { stream, tls: false })
+    }
+}
+
+impl Tcp {
+    /// The connection as the futures-io stream that the HTTP and WebSocket
+    /// servers take ([`pingpong::server::Web`]).
+    pub fn futures_io(self) -> TokioIo<TcpStream> {
+        TokioIo(self.stream)
     }
 }
 

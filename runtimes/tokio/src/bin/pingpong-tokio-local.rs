@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use pingpong::client::{all_connections, connection, datagram_connection};
 use pingpong::knobs::{self, Settings};
-use pingpong::server::{DatagramServer, accept_loop, answer, serve};
+use pingpong::server::{DatagramServer, Web, accept_loop, answer, serve};
 use pingpong::{Client, ListenerModel, Server, on_threads};
 use pingpong_tokio::{Tcp, Tls, Udp, sleep, spawn};
 use tokio::net::TcpListener;
@@ -44,6 +44,21 @@ impl pingpong::Runtime for PerThread {
                             spawn(writer.run())
                         }));
                     },
+                )
+                .await
+            })
+        })
+    }
+
+    fn serve_web(server: Server) -> io::Result<()> {
+        let web = Web::of(&server);
+        on_threads("server", server.listeners, |listener| {
+            runtime(&server.knobs)?.block_on(async {
+                let listener = TcpListener::from_std(listener)?;
+                accept_loop(
+                    &server.ready,
+                    async || Tcp::accept(&listener).await,
+                    |stream| spawn(web.clone().serve(stream.futures_io())),
                 )
                 .await
             })
