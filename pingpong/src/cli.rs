@@ -426,6 +426,44 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    fn refusal(args: &str) -> Option<String> {
+        let cli = Cli::try_parse_from(args.split(' ')).unwrap();
+        let protocol = match &cli.command {
+            Command::Server(a) => a.sizes.protocol,
+            Command::Client(a) => a.sizes.protocol,
+        };
+        cli.command.refusal(protocol)
+    }
+
+    #[test]
+    fn what_a_protocol_has_no_counterpart_for_is_refused_with_the_reason() {
+        let client = "x client --connect 127.0.0.1:1 --protocol";
+        for (args, refused) in [
+            ("x server --protocol http --tls", None),
+            (
+                "x server --protocol websocket --shape split",
+                Some("--shape"),
+            ),
+            ("x server --protocol udp --tls", Some("--tls")),
+            (&format!("{client} http --churn 5"), Some("--churn")),
+            (&format!("{client} websocket --rate 100"), Some("--rate")),
+            (&format!("{client} websocket --window 16"), None),
+            (&format!("{client} tcp --churn 5"), None),
+        ] {
+            let said = refusal(args);
+            match refused {
+                None => assert_eq!(said, None, "{args}"),
+                Some(flag) => {
+                    let said = said.unwrap_or_else(|| panic!("{args}: not refused"));
+                    assert!(
+                        said.starts_with(flag) && said.contains("does not apply over"),
+                        "{said}"
+                    );
+                }
+            }
+        }
+    }
+
     fn sizes() -> impl Strategy<Value = Sizes> {
         let protocol = prop_oneof![
             Just(Protocol::Tcp),

@@ -11,7 +11,9 @@
 //! [`driver`] (the two processes, generic over a runtime), [`cli`].
 //! Beside them, for the glue: [`knobs`] (each runtime's builder settings),
 //! [`tls`] and [`tls_stream`] (the one TLS, over any stream), [`blocking`]
-//! (sockets whose IO blocks its caller) and `futures_io`.
+//! (sockets whose IO blocks its caller), `futures_io`, and `tokio_io`
+//! (tokio's IO as futures-io, for the HTTP and WebSocket servers). Over
+//! UDP, `datagram` is the wire; over HTTP and WebSocket, `web` is.
 
 pub mod affinity;
 pub mod blocking;

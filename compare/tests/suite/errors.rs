@@ -44,6 +44,10 @@ fn every_bad_option_gets_its_reason_in_two_lines_at_most() {
             &["--protocol", "udp", "--tls"],
             "--tls has nothing to run over UDP",
         ),
+        (
+            &["--protocol", "http,websocket", "--rates", "1000"],
+            "--rates has nothing to run over HTTP/1.1 and WebSocket",
+        ),
         (&["--block", "67108865"], "67108865 is not in 1..=67108864"),
         (&["--repeat", "0"], "0 is not in 1..=1000"),
         (

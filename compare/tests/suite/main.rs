@@ -21,6 +21,7 @@ mod two_hosts;
 mod udp;
 mod unavailable;
 mod unreleased;
+mod web;
 mod workloads;
 
 use compare::adapters::ADAPTERS;
