@@ -22,12 +22,24 @@ fn fault_costs_one_cell(test: &str, fault: &str, expected: &[&str]) {
 
 /// [`fault_costs_one_cell`] with `extra` options (another protocol).
 fn fault_costs_one_cell_of(test: &str, fault: &str, expected: &[&str], extra: &[&str]) {
+    fault_costs_one_cell_beside("mio", test, fault, expected, extra);
+}
+
+/// [`fault_costs_one_cell_of`] beside `healthy` rather than mio.
+fn fault_costs_one_cell_beside(
+    healthy: &str,
+    test: &str,
+    fault: &str,
+    expected: &[&str],
+    extra: &[&str],
+) {
     let out = out_dir(test);
     let spec = format!("pingpong-tokio:{fault}");
+    let runtimes = format!("tokio,{healthy}");
     let mut args = vec![
         "run",
         "--runtimes",
-        "tokio,mio",
+        &runtimes,
         "--connections",
         "10",
         "--seconds",
@@ -46,10 +58,10 @@ fn fault_costs_one_cell_of(test: &str, fault: &str, expected: &[&str], extra: &[
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{fault}: {stderr}");
     let results = load(&out);
-    let (tokio, mio) = (&results.cells[0], &results.cells[1]);
+    let (tokio, other) = (&results.cells[0], &results.cells[1]);
     assert_eq!(
-        (tokio.implementation.as_str(), mio.implementation.as_str()),
-        ("tokio", "mio")
+        (tokio.implementation.as_str(), other.implementation.as_str()),
+        ("tokio", healthy)
     );
     assert_eq!(tokio.status, Status::Failed, "{fault}");
     assert!(
@@ -60,7 +72,7 @@ fn fault_costs_one_cell_of(test: &str, fault: &str, expected: &[&str], extra: &[
     for part in expected {
         assert!(error.contains(part), "{fault}: {part:?} not in {error:?}");
     }
-    common::assert_cell_consistent(mio, 0.3);
+    common::assert_cell_consistent(other, 0.3);
     // The summary at the end names the failed cell.
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
@@ -114,6 +126,24 @@ fn a_server_that_corrupts_a_byte_of_a_datagram() {
         &["byte 100 of a datagram is"],
         &["--protocol", "udp", "--block", "1024"],
     );
+}
+
+#[test]
+fn a_server_that_corrupts_a_body_or_answers_a_malformed_head() {
+    for (protocol, malformed) in [
+        ("http", "malformed HTTP answer: invalid response status"),
+        (
+            "websocket",
+            "malformed WebSocket answer: invalid response status",
+        ),
+    ] {
+        let extra = ["--protocol", protocol];
+        let corrupt = ["corrupt stream: byte 20000 of the stream"];
+        let flip = format!("fault-flip-{protocol}");
+        fault_costs_one_cell_beside("smol", &flip, "flip-byte=20000", &corrupt, &extra);
+        let test = format!("fault-malformed-{protocol}");
+        fault_costs_one_cell_beside("smol", &test, "malformed-answer", &[malformed], &extra);
+    }
 }
 
 #[test]

@@ -1,13 +1,11 @@
 //! HTTP/1.1 and WebSocket end to end: every server that serves them
 //! against a foreign client, plain and inside TLS, and every client against
 //! a foreign server, every body verified; the servers that cannot serve
-//! them say why, and a corrupt or malformed answer fails its cell clearly.
+//! them say why. (A corrupt or malformed answer: `faults`.)
 
 use compare::results::{Cell, Status};
 
-use crate::common::{
-    self, MARK, assert_cell_consistent, compare_with, load, name, out_dir, run_ok,
-};
+use crate::common::{assert_cell_consistent, compare_with, load, name, out_dir, run_ok};
 use crate::implementations;
 
 /// The servers of hyper and tungstenite: those whose glue hands its
@@ -89,68 +87,4 @@ fn every_web_server_answers_a_foreign_client_and_every_client_a_foreign_server()
         assert_eq!(results.cells.len(), 2, "{client}");
         results.cells.iter().for_each(assert_served);
     }
-}
-
-/// tokio's server over `protocol` with `fault`: its cell fails with
-/// `expected` in its reason, and nothing is left running.
-fn a_faulty_answer_fails_its_cell(test: &str, protocol: &str, fault: &str, expected: &str) {
-    let out = out_dir(test);
-    let spec = format!("pingpong-tokio:{fault}");
-    let args = [
-        "run",
-        "--runtimes",
-        "tokio",
-        "--protocol",
-        protocol,
-        "--connections",
-        "2",
-        "--seconds",
-        "0.3",
-        "--warmup",
-        "0.05",
-        "--repeat",
-        "1",
-        "--no-cost",
-        "--quiet",
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    let output = compare_with(&args, &[("PINGPONG_FAULT", &spec), (MARK, test)]);
-    assert_eq!(output.status.code(), Some(1), "{fault}: {output:?}");
-    let cell = &load(&out).cells[0];
-    assert_eq!(cell.status, Status::Failed, "{fault}");
-    let error = cell.error.as_deref().unwrap();
-    assert!(
-        error.contains(expected),
-        "{fault}: {expected:?} not in {error:?}"
-    );
-    assert_eq!(
-        common::left_marked(test),
-        Vec::<String>::new(),
-        "{fault}: processes left"
-    );
-}
-
-#[test]
-fn a_corrupt_or_malformed_answer_fails_its_cell_and_says_what_was_wrong() {
-    for protocol in ["http", "websocket"] {
-        a_faulty_answer_fails_its_cell(
-            &format!("web-flip-{protocol}"),
-            protocol,
-            "flip-byte=20000",
-            "corrupt stream: byte 20000 of the stream",
-        );
-    }
-    a_faulty_answer_fails_its_cell(
-        "web-malformed-http",
-        "http",
-        "malformed-answer",
-        "malformed HTTP answer: invalid response status",
-    );
-    a_faulty_answer_fails_its_cell(
-        "web-malformed-websocket",
-        "websocket",
-        "malformed-answer",
-        "malformed WebSocket answer: invalid response status",
-    );
 }
