@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""The side-by-side table of README.md: each load the reference published
+"""The tables of README.md: each load the reference published
 (reference.csv) beside this run's cells of the same load (results.json.gz,
-in parts or whole, beside this script). Prints Markdown on stdout.
+in parts or whole, beside this script); then, for HTTP/1.1 and WebSocket,
+whose figures the reference published as charts alone, every
+implementation's round trips a second. Prints Markdown on stdout.
 
 Only the shape compares: the reference ran on another machine, on another
 day, with client and server in one process; this run, with them in two
@@ -80,3 +82,35 @@ for key in loads:
         + (f"{n(mio[1])}, {us(mio[2])}" if mio else "-")
         + " |"
     )
+
+
+def figure(protocol, tls, block, connections, window, runtime):
+    """A cell's median round trips/s, or why it has none."""
+    for c in results["cells"]:
+        if (
+            c["runtime"] == runtime
+            and c.get("protocol", "tcp") == protocol
+            and (c.get("tls") is not None) == tls
+            and c["block"] == block
+            and c["connections"] == connections
+            and c["window"] == window
+        ):
+            if c["status"] == "ok":
+                return n(c["figures"]["messages_per_s"]["median"])
+            return c.get("unavailable") or c["status"]
+    return "-"
+
+
+print()
+loads = [(1, 1), (16, 16)]
+for protocol, label in [("http", "HTTP/1.1"), ("websocket", "WebSocket")]:
+    for tls in [False, True]:
+        name = {("http", True): "HTTPS", ("websocket", True): "secure WebSocket"}.get((protocol, tls), label)
+        print(f"\n{name}, round trips a second (median of 3):\n")
+        blocks = [64, 1024, 16384]
+        print("| implementation | " + " | ".join(f"{b} B, {c} conn." for b in blocks for c, _ in loads) + " |")
+        print("| --- |" + " ---: |" * (len(blocks) * len(loads)))
+        runtimes = list(dict.fromkeys(c["runtime"] for c in results["cells"]))
+        for rt in runtimes:
+            row = [figure(protocol, tls, b, c, w, rt) for b in blocks for c, w in loads]
+            print(f"| {rt} | " + " | ".join(row) + " |")
