@@ -34,6 +34,7 @@ pub mod server;
 pub mod stream;
 pub mod tls;
 pub mod tls_stream;
+#[cfg(feature = "web")]
 pub mod tokio_io;
 pub mod unavailable;
 pub mod web;

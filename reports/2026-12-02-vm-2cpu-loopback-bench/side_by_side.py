@@ -97,7 +97,8 @@ def figure(protocol, tls, block, connections, window, runtime):
         ):
             if c["status"] == "ok":
                 return n(c["figures"]["messages_per_s"]["median"])
-            return c.get("unavailable") or c["status"]
+            # The one reason here: "no HTTP or WebSocket server".
+            return "no server" if c["status"] == "unavailable" else c["status"]
     return "-"
 
 

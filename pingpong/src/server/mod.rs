@@ -9,6 +9,7 @@ mod shape;
 mod split;
 mod tally;
 mod tasks;
+#[cfg(feature = "web")]
 mod web;
 
 pub use bytes::before_echo;
@@ -21,4 +22,5 @@ pub use shape::{CHANNEL, Shape, Task, WORKERS_PER_THREAD};
 pub use split::Writer;
 pub(crate) use tally::served;
 pub use tasks::{accept_loop, echo, serve};
+#[cfg(feature = "web")]
 pub use web::Web;
