@@ -43,10 +43,9 @@ const SHORT: [&str; 16] = [
 ];
 
 fn assert_served(cell: &Cell) {
+    // Every body verified on every connection; the window's edges may cut
+    // a body, as they cut a TCP block, so its bytes need not be whole blocks.
     assert_cell_consistent(cell, 0.3);
-    // Every answer whole: the bodies are a multiple of the block.
-    let run = &cell.runs[0];
-    assert_eq!(run.bytes % cell.block as u64, 0, "{}", name(cell));
 }
 
 #[test]

@@ -85,7 +85,8 @@ async fn run_connection<S: Stream>(
     if buf.capacity() < client.config.in_flight() {
         buf = Vec::with_capacity(client.config.in_flight());
     }
-    // Requests to write, over HTTP and WebSocket.
+    // Over HTTP and WebSocket, a window of requests, made once: each
+    // send writes a prefix of it.
     let mut requests = Vec::new();
     loop {
         let (read, b) = stream.read(buf).await;
@@ -102,10 +103,11 @@ async fn run_connection<S: Stream>(
             }
             Next::Send(0) | Next::Drain => {}
             Next::Send(n) => {
-                let bytes = client.requests(n);
-                requests.clear();
-                requests.extend_from_slice(bytes);
-                let (written, r) = stream.write_all(requests, bytes.len()).await;
+                if requests.is_empty() {
+                    requests = client.first.to_vec();
+                }
+                let len = client.requests(n).len();
+                let (written, r) = stream.write_all(requests, len).await;
                 requests = r;
                 written.map_err(|e| session.io_error(e))?;
             }
