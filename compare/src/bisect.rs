@@ -14,6 +14,7 @@ use semver::Version;
 
 use crate::check::verdicts::{Metric, Thresholds, judge, within};
 use crate::implementation::Implementation;
+use crate::matrix::Load;
 use crate::named::Named;
 use crate::results::{Cell, Config, Results, Status};
 use crate::shell::shell_words;
@@ -317,8 +318,6 @@ pub fn bisect(options: &Options) -> Result<Found> {
 }
 
 /// A load: threads, connections.
-type Load = (usize, usize);
-
 /// A candidate's verdict at each load.
 type Cells = Vec<(Load, Verdict)>;
 
@@ -344,7 +343,7 @@ fn which_cells(cells: &[(Load, Verdict)]) -> String {
 fn each_cell(cells: &[(Load, Verdict)]) -> String {
     let each: Vec<String> = cells
         .iter()
-        .map(|(load, v)| format!("{} at {}", v.word(), at(*load)))
+        .map(|(load, v)| format!("{} at {}", v.word(), load.label()))
         .collect();
     each.join(", ")
 }
@@ -356,16 +355,6 @@ fn report_step(options: &Options, label: &str, cells: &[(Load, Verdict)]) {
         overall(cells).word(),
         which_cells(cells)
     );
-}
-
-/// A load as the lines name it.
-fn at((threads, connections): Load) -> String {
-    let s = |n: usize| if n == 1 { "" } else { "s" };
-    format!(
-        "{threads} thread{}, {connections} connection{}",
-        s(threads),
-        s(connections)
-    )
 }
 
 /// A step's `compare run` options, its implementations and folder aside:
@@ -517,10 +506,10 @@ fn judge_step(
 ) -> Result<Vec<(Load, Step)>> {
     let mut cells: Vec<(Load, Step)> = timed_out(results, candidate)
         .map(|(cell, why)| {
-            let load = (cell.threads, cell.connections);
+            let load = cell.load();
             println!(
                 "  {candidate} at {} timed out ({why}): counted as slow",
-                at(load)
+                load.label()
             );
             (load, Step::Settled(Verdict::Regressed))
         })
@@ -540,7 +529,7 @@ fn judge_step(
             .filter(|f| f.metric == options.metric)
             .map(|f| {
                 let step = Step::of(f.verdict, f.low, f.high, options.threshold);
-                ((f.key.threads, f.key.connections), step)
+                (f.key.load, step)
             }),
     );
     ensure!(
@@ -594,12 +583,12 @@ mod tests {
 
     #[test]
     fn a_step_differs_where_any_cell_does_and_says_which() {
-        let one = vec![((1, 1000), Verdict::NoChange)];
+        let one = vec![(Load::new(1, 1000), Verdict::NoChange)];
         assert_eq!(overall(&one), Verdict::NoChange);
         assert_eq!(which_cells(&one), "");
         let two = vec![
-            ((1, 1000), Verdict::NoChange),
-            ((2, 1000), Verdict::Regressed),
+            (Load::new(1, 1000), Verdict::NoChange),
+            (Load::new(2, 1000), Verdict::Regressed),
         ];
         assert_eq!(overall(&two), Verdict::Regressed);
         assert_eq!(

@@ -268,6 +268,11 @@ pub struct RunArgs {
     /// Thread counts, the same on both sides (alone: at 100 and 1000 connections).
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true, value_parser = count(1024))]
     pub threads: Vec<usize>,
+    /// The client's thread counts, apart from the server's: a list runs
+    /// each at every load (default: as many as the server's --threads).
+    /// The open loop's generator and the handshake scenario's clients too.
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true, value_parser = count(1024))]
+    pub client_threads: Vec<usize>,
     /// Bytes per block (a list runs each size at every load).
     #[arg(long, value_delimiter = ',', default_values_t = [defaults::BLOCK], allow_negative_numbers = true, value_parser = count(MAX_IN_FLIGHT as i64))]
     pub block: Vec<usize>,
@@ -359,6 +364,10 @@ pub struct RunArgs {
     /// enough), none, or SERVER_CPUS/CLIENT_CPUS such as 0-3/4-7.
     #[arg(long, default_value = defaults::PIN)]
     pub pin: Pin,
+    /// The client's CPUs, such as 8-15; the server's come from the others,
+    /// one per thread (the same as --pin auto/8-15).
+    #[arg(long, value_name = "CPUS", conflicts_with = "pin", value_parser = client_cpus)]
+    pub client_cpus: Option<Pin>,
     /// Do not record round-trip times.
     #[arg(long)]
     pub no_latency: bool,
@@ -385,7 +394,7 @@ pub struct RunArgs {
     /// skipping the runs its results.json already holds.
     #[arg(long, conflicts_with_all = [
         "runtimes", "client", "external", "server", "remote", "remote_bin_dir", "matrix", "connections",
-        "threads", "block", "window", "work", "protocol", "shapes", "seconds", "warmup", "repeat", "precision",
+        "threads", "client_threads", "client_cpus", "block", "window", "work", "protocol", "shapes", "seconds", "warmup", "repeat", "precision",
         "max_repeat", "budget", "noisy", "pin", "no_latency", "no_cost", "counted", "out", "preset",
         "arrival", "churn", "rates", "p99_bound", "pre_releases", "step", "tls", "no_handshakes",
         "handshakes",
@@ -420,6 +429,11 @@ fn count(max: i64) -> impl TypedValueParser<Value = usize> {
 pub enum Precision {
     Percent(f64),
     Off,
+}
+
+/// `--client-cpus`: a CPU list, the client's; the server's placed beside it.
+fn client_cpus(s: &str) -> Result<Pin, String> {
+    Ok(Pin::Client(crate::placement::cpu_list(s)?))
 }
 
 fn precision(s: &str) -> Result<Precision, String> {
@@ -488,6 +502,8 @@ mod tests {
                 "--remote",
                 "--connections",
                 "--threads",
+                "--client-threads",
+                "--client-cpus",
                 "--block",
                 "--seconds",
                 "--warmup",

@@ -10,8 +10,73 @@ use serde::{Deserialize, Serialize};
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
 )]
 pub struct Load {
+    /// The server's threads, and the client's unless `client_threads` says.
     pub threads: usize,
     pub connections: usize,
+    /// `--client-threads`, where it differs from `threads`; absent: the
+    /// client has as many threads as the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_threads: Option<usize>,
+}
+
+impl Load {
+    /// `threads` on each side.
+    pub fn new(threads: usize, connections: usize) -> Self {
+        Self::sized(threads, connections, threads)
+    }
+
+    /// `threads` for the server, `client_threads` for the client.
+    pub fn sized(threads: usize, connections: usize, client_threads: usize) -> Self {
+        Self {
+            threads,
+            connections,
+            client_threads: (client_threads != threads).then_some(client_threads),
+        }
+    }
+
+    /// The client's threads.
+    pub fn client_threads(&self) -> usize {
+        self.client_threads.unwrap_or(self.threads)
+    }
+
+    /// The same load with `client_threads` for the client.
+    pub fn with_client_threads(self, client_threads: usize) -> Self {
+        Self::sized(self.threads, self.connections, client_threads)
+    }
+
+    /// The load in words: "2 threads, 10 connections", "1 thread, client
+    /// 2 threads, 10 connections".
+    pub fn label(&self) -> String {
+        let client = match self.client_threads {
+            Some(n) => format!(", client {n} thread{}", plural(n as u64)),
+            None => String::new(),
+        };
+        format!(
+            "{} thread{}{client}, {} connection{}",
+            self.threads,
+            plural(self.threads as u64),
+            self.connections,
+            plural(self.connections as u64)
+        )
+    }
+
+    /// How file names tell it from the others: "2t-10c", "1t-c2t-10c".
+    pub fn slug(&self) -> String {
+        let client = match self.client_threads {
+            Some(n) => format!("-c{n}t"),
+            None => String::new(),
+        };
+        format!("{}t{client}-{}c", self.threads, self.connections)
+    }
+
+    /// Its thread counts as tables name them: "2", or "2, client 4"
+    /// where the client's differ.
+    pub fn threads_label(&self) -> String {
+        match self.client_threads {
+            None => self.threads.to_string(),
+            Some(client) => format!("{}, client {client}", self.threads),
+        }
+    }
 }
 
 /// A window tied to a connection count: a workload of another window does
@@ -189,16 +254,10 @@ impl Matrix {
 /// The muduo article's loads: one thread at 1 to 10,000 connections, then 1 to
 /// 4 threads at 100 and at 1,000 connections.
 pub fn muduo() -> Vec<Load> {
-    let single = [1, 10, 100, 1000, 10000].map(|connections| Load {
-        threads: 1,
-        connections,
-    });
-    let threaded = [100, 1000].into_iter().flat_map(|connections| {
-        (1..=4).map(move |threads| Load {
-            threads,
-            connections,
-        })
-    });
+    let single = [1, 10, 100, 1000, 10000].map(|connections| Load::new(1, connections));
+    let threaded = [100, 1000]
+        .into_iter()
+        .flat_map(|connections| (1..=4).map(move |threads| Load::new(threads, connections)));
     let mut loads: Vec<Load> = single.into_iter().collect();
     loads.extend(threaded.filter(|l| l.threads > 1));
     loads
@@ -209,12 +268,29 @@ pub fn cross(threads: &[usize], connections: &[usize]) -> Vec<Load> {
     threads
         .iter()
         .flat_map(|&threads| {
-            connections.iter().map(move |&connections| Load {
-                threads,
-                connections,
-            })
+            connections
+                .iter()
+                .map(move |&connections| Load::new(threads, connections))
         })
         .collect()
+}
+
+/// Each load at each of the client's thread counts (`--client-threads`;
+/// none: each load as it is, the client's threads the server's).
+pub fn with_client_threads(loads: Vec<Load>, client_threads: &[usize]) -> Vec<Load> {
+    if client_threads.is_empty() {
+        return loads;
+    }
+    let mut out: Vec<Load> = Vec::new();
+    for load in loads {
+        for &client in client_threads {
+            let sized = load.with_client_threads(client);
+            if !out.contains(&sized) {
+                out.push(sized);
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -249,16 +325,34 @@ mod tests {
     }
 
     #[test]
+    fn client_threads_multiply_the_loads_and_equal_ones_are_the_default() {
+        let loads = with_client_threads(cross(&[1, 2], &[10]), &[2]);
+        assert_eq!(
+            loads,
+            [Load::sized(1, 10, 2), Load::new(2, 10)],
+            "2 client threads beside 2 server threads is the plain load"
+        );
+        assert_eq!(loads[0].client_threads(), 2);
+        assert_eq!(loads[1].client_threads(), 2);
+        assert_eq!(loads[0].threads_label(), "1, client 2");
+        assert_eq!(loads[1].threads_label(), "2");
+        assert_eq!(with_client_threads(cross(&[1], &[10]), &[]).len(), 1);
+        assert_eq!(with_client_threads(cross(&[1], &[10]), &[1, 2, 4]).len(), 3);
+        let json = serde_json::to_string(&Load::new(2, 10)).unwrap();
+        assert_eq!(
+            json, r#"{"threads":2,"connections":10}"#,
+            "files stay as they were"
+        );
+    }
+
+    #[test]
     fn muduo_matrix_has_each_load_once() {
         let loads = muduo();
         assert_eq!(loads.len(), 11);
         assert_eq!(loads.iter().collect::<HashSet<_>>().len(), loads.len());
         for c in [100, 1000] {
             for t in 1..=4 {
-                assert!(loads.contains(&Load {
-                    threads: t,
-                    connections: c
-                }));
+                assert!(loads.contains(&Load::new(t, c)));
             }
         }
     }

@@ -132,6 +132,7 @@ fn config(args: &RunArgs) -> Result<Config> {
         (threads, []) => matrix::cross(threads, &[100, 1000]),
         (threads, connections) => matrix::cross(threads, connections),
     };
+    let loads = matrix::with_client_threads(loads, &args.client_threads);
     for &block in &args.block {
         for &window in &args.window {
             if block * window > MAX_IN_FLIGHT {
@@ -207,7 +208,7 @@ fn config(args: &RunArgs) -> Result<Config> {
         command: command_line(),
         started: chrono::Utc::now().to_rfc3339(),
         ended: None,
-        pin: Some(args.pin.to_string()),
+        pin: Some(args.client_cpus.as_ref().unwrap_or(&args.pin).to_string()),
         noisy_percent: Some(args.noisy),
         latency: Some(!args.no_latency),
         cost: Some(!args.no_cost),

@@ -271,11 +271,11 @@ fn troubled(error: RepetitionError, tcp: Option<TcpStats>) -> RepetitionError {
     }
 }
 
-/// The sizes both of our binaries take.
-fn sizes(job: &Job) -> Sizes {
+/// The sizes both of our binaries take, with the threads of `side`.
+fn sizes(job: &Job, side: Side) -> Sizes {
     Sizes {
         protocol: job.workload.protocol,
-        threads: job.load.threads as u32,
+        threads: threads(job, side) as u32,
         block: job.workload.block as u32,
         window: job.workload.window as u32,
     }
@@ -293,7 +293,7 @@ fn knobs(program: &Program) -> String {
 fn server_args(job: &Job, bind: SocketAddr) -> Vec<String> {
     let server = ServerArgs {
         bind,
-        sizes: sizes(job),
+        sizes: sizes(job, Side::Server),
         work: job.work,
         shape: job.workload.shape,
         until_killed: false,
@@ -307,11 +307,19 @@ fn server_args(job: &Job, bind: SocketAddr) -> Vec<String> {
     .to_args()
 }
 
-fn values<'h>(job: &Job, host: &'h str, port: u16) -> external::Values<'h> {
+/// The threads `side` runs: the client's may differ (`--client-threads`).
+fn threads(job: &Job, side: Side) -> usize {
+    match side {
+        Side::Server => job.load.threads,
+        Side::Client => job.load.client_threads(),
+    }
+}
+
+fn values<'h>(job: &Job, side: Side, host: &'h str, port: u16) -> external::Values<'h> {
     external::Values {
         host,
         port,
-        threads: job.load.threads,
+        threads: threads(job, side),
         block: job.workload.block,
         connections: job.load.connections,
         seconds: job.seconds.as_secs_f64(),
@@ -443,7 +451,7 @@ fn external_server(
     counting: Counting,
 ) -> Result<Server> {
     let port = free_port()?;
-    let command = e.server_command(&values(job, "127.0.0.1", port))?;
+    let command = e.server_command(&values(job, Side::Server, "127.0.0.1", port))?;
     let mut process = Child::spawn(
         "server",
         Path::new(&command[0]),
@@ -488,7 +496,7 @@ fn client_config(job: &Job, connect: SocketAddr) -> ClientConfig {
     ClientConfig {
         protocol: job.workload.protocol,
         connect,
-        threads: job.load.threads,
+        threads: job.load.client_threads(),
         connections: job.load.connections,
         block: job.workload.block,
         window: job.workload.window,
@@ -562,7 +570,7 @@ fn our_client(
     };
     let client = ClientArgs {
         connect: server.addr,
-        sizes: sizes(job),
+        sizes: sizes(job, Side::Client),
         connections: job.load.connections as u32,
         warmup: config.warmup.as_secs_f64(),
         seconds: config.seconds.as_secs_f64(),
@@ -632,7 +640,11 @@ fn our_client(
     if !status.success() {
         return Err(anyhow!("exit: client exited with {status} after its result").into());
     }
-    let asked = (job.load.threads, job.load.connections, job.workload.block);
+    let asked = (
+        job.load.client_threads(),
+        job.load.connections,
+        job.workload.block,
+    );
     if (result.threads, result.connections, result.block) != asked {
         return Err(anyhow!(
             "client ran {} threads, {} connections, block {} instead of what it was asked",
@@ -664,7 +676,7 @@ fn our_client(
 /// server is sampled over the client's whole run.
 fn external_client(job: &Job, e: &External, server: &mut Server) -> Result<Measurement> {
     let host = server.addr.ip().to_string();
-    let values = values(job, &host, server.addr.port());
+    let values = values(job, Side::Client, &host, server.addr.port());
     let command = e.client_command(&values)?;
     let opened = server.pid.and_then(|pid| Sample::take(pid).ok());
     let counted_from = server.counts(Edge::Opens);

@@ -139,6 +139,7 @@ impl Measurement {
             counted: m.counted.clone().and_then(Result::ok),
             counted_absent: m.counted.and_then(Result::err),
             served: m.served,
+            client_bound: false,
         };
         match m.client {
             ClientMeasurement::Ours(r) => {

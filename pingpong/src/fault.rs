@@ -19,7 +19,10 @@
 //!   connection's first request with a head no HTTP parser takes;
 //! - `slow=<units>`: the server does that many units of CPU work (as
 //!   `--work`) per block on top of what it was asked: a slowdown of known
-//!   size, for measuring what `compare check` catches.
+//!   size, for measuring what `compare check` catches;
+//! - `client-slow=<units>`: the client does that many units of CPU work
+//!   per block it gets back over a stream: a client that sets the pace,
+//!   for the client-bound rule's validation.
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -37,6 +40,7 @@ pub enum Fault {
     UntrustedCertificate,
     CloseNotifyAfter(u64),
     Slow(u64),
+    ClientSlow(u64),
     DropEvery(u64),
     MalformedAnswer,
 }
@@ -66,6 +70,10 @@ fn parse_for_me(spec: &str) -> Result<Option<Fault>, String> {
     if !me.ends_with(Path::new(binary)) {
         return Ok(None);
     }
+    let units = |v: &str| {
+        v.parse()
+            .map_err(|_| format!("{ENV}: {v:?} is not a number of work units"))
+    };
     let ms = |v: &str| {
         v.parse()
             .map(Duration::from_millis)
@@ -88,10 +96,8 @@ fn parse_for_me(spec: &str) -> Result<Option<Fault>, String> {
                 .filter(|&n| n > 0)
                 .ok_or_else(|| format!("{ENV}: {v:?} is not a positive count of datagrams"))?,
         ),
-        Some(("slow", v)) => Fault::Slow(
-            v.parse()
-                .map_err(|_| format!("{ENV}: {v:?} is not a number of work units"))?,
-        ),
+        Some(("slow", v)) => Fault::Slow(units(v)?),
+        Some(("client-slow", v)) => Fault::ClientSlow(units(v)?),
         None if fault == "hang-before-ready" => Fault::HangBeforeReady,
         None if fault == "refuse" => Fault::Refuse,
         None if fault == "untrusted-certificate" => Fault::UntrustedCertificate,

@@ -1,6 +1,7 @@
 //! `--work N`: deterministic CPU work the server does for every block it
 //! echoes, the same in every implementation, to show how a runtime shares
-//! the CPU between IO and computation. A unit is one round of splitmix64.
+//! the CPU between IO and computation (and, under the `client-slow` fault,
+//! the client for every block it gets back). A unit is one round of splitmix64.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -78,6 +78,8 @@ pub struct Finding {
     pub threshold: f64,
     pub learned_from: Option<usize>,
     pub verdict: Verdict,
+    /// Either side's cell was client-bound: the change may be the client's.
+    pub client_bound: bool,
 }
 
 /// A cell's noise threshold for one figure, learned from its past runs on
@@ -173,12 +175,11 @@ impl Metric {
 }
 
 /// What identifies a cell across the two sides.
-#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Key {
     pub implementation: String,
     pub client: String,
-    pub threads: usize,
-    pub connections: usize,
+    pub load: Load,
     /// Block, window, rate, churn, TLS and the server's shape: cells of
     /// one load in two workloads are two cells.
     pub workload: Workload,
@@ -186,11 +187,12 @@ pub struct Key {
 
 impl Key {
     fn label(&self) -> String {
-        let load = Load {
-            threads: self.threads,
-            connections: self.connections,
-        };
-        crate::results::cell_label(&self.implementation, &self.client, load, &self.workload)
+        crate::results::cell_label(
+            &self.implementation,
+            &self.client,
+            self.load,
+            &self.workload,
+        )
     }
 }
 
@@ -238,8 +240,7 @@ fn cell_key(cell: &Cell, with_implementation: bool) -> Key {
         } else {
             String::new()
         },
-        threads: cell.threads,
-        connections: cell.connections,
+        load: cell.load(),
         workload: cell.workload(),
     }
 }
@@ -394,6 +395,7 @@ pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<C
                     threshold,
                     metric.bigger_is_better(),
                 ),
+                client_bound: b.client_bound || c.client_bound,
             });
         }
     }
@@ -497,7 +499,7 @@ impl Comparison {
             .iter()
             .map(|f| {
                 [
-                    f.cell.clone(),
+                    format!("{}{}", f.cell, if f.client_bound { "^" } else { "" }),
                     f.metric.name().into(),
                     format!("{:.0}", f.baseline),
                     format!("{:.0}", f.candidate),
@@ -522,6 +524,12 @@ impl Comparison {
             count(Verdict::Regressed),
             count(Verdict::Improved)
         );
+        if self.findings.iter().any(|f| f.client_bound) {
+            out.push_str(
+                "^ client-bound on a side: the client, not the server, set the pace; a change \
+                 there may be the client's\n",
+            );
+        }
         if !self.unmatched.is_empty() {
             out.push_str("\nNot compared:\n");
             for u in &self.unmatched {
@@ -552,10 +560,14 @@ impl Finding {
             1 => String::new(),
             w => format!(" {w}w"),
         };
+        let client = match self.key.load.client_threads {
+            Some(n) => format!("/{n}"),
+            None => String::new(),
+        };
         format!(
-            "{implementation} {}t {}c {}B{window}{}",
-            self.key.threads,
-            self.key.connections,
+            "{implementation} {}t{client} {}c {}B{window}{}",
+            self.key.load.threads,
+            self.key.load.connections,
             w.block,
             w.beyond_block_and_window()
         )

@@ -25,12 +25,15 @@ use store::{Row, Store, Value};
 
 /// The schema's version, as `PRAGMA user_version` keeps it (in
 /// PostgreSQL, the table `history_version`).
-pub const VERSION: i64 = 2;
+pub const VERSION: i64 = 3;
 /// What brings a history of each older version to the next: `MIGRATIONS[v - 1]`
 /// takes version `v` to `v + 1`. The statements are both dialects'.
-const MIGRATIONS: [&str; 1] = [
+const MIGRATIONS: [&str; 2] = [
     // UDP: the protocol joins a cell's identity; every older cell is TCP.
     "ALTER TABLE cell ADD COLUMN protocol TEXT NOT NULL DEFAULT 'tcp'",
+    // --client-threads: the client's threads join it; an older cell's
+    // client had the server's (NULL).
+    "ALTER TABLE cell ADD COLUMN client_threads INTEGER",
 ];
 /// The schema, which the book's history page shows whole.
 pub const SCHEMA: &str = include_str!("schema.sql");
@@ -472,11 +475,12 @@ pub fn list(history: &History) -> Result<String> {
 
 /// The columns that identify a cell across runs: its implementation,
 /// client, load and workload, in the order of [`identity`].
-const IDENTITY: [&str; 12] = [
+const IDENTITY: [&str; 13] = [
     "implementation",
     "client",
     "protocol",
     "threads",
+    "client_threads",
     "connections",
     "block",
     // A word PostgreSQL reserves, quoted as both dialects allow.
@@ -496,6 +500,7 @@ fn identity(cell: &Cell) -> Vec<Value> {
         cell.client.as_str().into(),
         w.protocol.name().into(),
         cell.threads.into(),
+        cell.client_threads.into(),
         cell.connections.into(),
         w.block.into(),
         w.window.into(),

@@ -1,4 +1,4 @@
--- The history's schema, version 2 (PRAGMA user_version; in PostgreSQL the
+-- The history's schema, version 3 (PRAGMA user_version; in PostgreSQL the
 -- table history_version). Every figure lies in a column where tables and
 -- trends query it, and whole in the record beside it, so that a run read
 -- back is its results.json again. Written for SQLite; in PostgreSQL every
@@ -60,6 +60,9 @@ CREATE TABLE cell (
     -- tcp or udp (version 2; a version 1 history's cells are tcp).
     protocol TEXT NOT NULL DEFAULT 'tcp',
     threads INTEGER NOT NULL,
+    -- The client's threads where they differ from the server's (version 3;
+    -- NULL: as many, as in every older cell).
+    client_threads INTEGER,
     connections INTEGER NOT NULL,
     block INTEGER NOT NULL,
     "window" INTEGER NOT NULL,

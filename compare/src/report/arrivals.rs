@@ -6,7 +6,7 @@
 
 use pingpong::client::Arrival;
 
-use super::grid::{Entry, Grid, View, plural};
+use super::grid::{Entry, Grid, View};
 use crate::results::TcpStats;
 use crate::results::{Cell, Results, Rtt, Run, Status};
 use crate::stats::median;
@@ -76,13 +76,7 @@ pub fn tables(view: &View) -> Vec<Grid> {
             .flatten()
             .collect();
             (measured && (immediate || troubled || churn.is_some())).then(|| Grid {
-                title: view.titled(format!(
-                    "Arrivals, {} thread{}, {} connection{}{how}",
-                    load.threads,
-                    plural(load.threads),
-                    load.connections,
-                    plural(load.connections),
-                )),
+                title: view.titled(format!("Arrivals, {}{how}", load.label(),)),
                 header: header.clone(),
                 rows: cells.into_iter().map(|c| row(c, churn.is_some())).collect(),
             })

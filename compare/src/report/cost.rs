@@ -3,7 +3,7 @@
 //! They explain the throughput tables: counts per block hold still where
 //! seconds do not.
 
-use super::grid::{Entry, Grid, View, plural};
+use super::grid::{Entry, Grid, View};
 use crate::results::{Cell, PerBlock, Run, Status, Summary};
 
 /// What the cost tables' columns mean.
@@ -47,13 +47,7 @@ pub fn tables(view: &View) -> Vec<Grid> {
                 header.extend(["instr srv".into(), "instr cli".into()]);
             }
             counted.then(|| Grid {
-                title: view.titled(format!(
-                    "Cost per block, {} thread{}, {} connection{}",
-                    load.threads,
-                    plural(load.threads),
-                    load.connections,
-                    plural(load.connections)
-                )),
+                title: view.titled(format!("Cost per block, {}", load.label())),
                 header,
                 rows: cells.into_iter().map(|c| row(c, instructions)).collect(),
             })

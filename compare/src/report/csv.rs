@@ -33,6 +33,7 @@ struct Row<'a> {
     client: &'a str,
     client_version: &'a str,
     threads: usize,
+    client_threads: usize,
     connections: usize,
     block: usize,
     window: usize,
@@ -41,6 +42,7 @@ struct Row<'a> {
     status: String,
     cost_run: bool,
     noisy: bool,
+    client_bound: bool,
     order: Option<usize>,
     #[serde(serialize_with = "number")]
     mib_per_s: Option<f64>,
@@ -185,6 +187,7 @@ impl<'a> Row<'a> {
             client: &cell.client,
             client_version: &cell.client_version,
             threads: cell.threads,
+            client_threads: cell.load().client_threads(),
             connections: cell.connections,
             block: cell.block,
             window: cell.window,
@@ -193,6 +196,7 @@ impl<'a> Row<'a> {
             status: format!("{:?}", cell.status).to_lowercase(),
             cost_run: cost,
             noisy: cell.noisy,
+            client_bound: run.map_or(cell.client_bound, |r| r.client_bound),
             order: run.map(|r| r.order),
             mib_per_s: run.map(|r| r.mib_per_s),
             messages_per_s: run.map(|r| r.messages_per_s),
@@ -282,7 +286,7 @@ mod tests {
         let text = render(&results).unwrap();
         let mut reader = csv::Reader::from_reader(text.as_bytes());
         let columns = reader.headers().unwrap().len();
-        assert_eq!(columns, 83);
+        assert_eq!(columns, 85);
         let rows: Vec<_> = reader.records().map(Result::unwrap).collect();
         let runs: usize = results
             .cells

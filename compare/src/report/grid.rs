@@ -35,51 +35,48 @@ impl Entry {
     }
 }
 
-/// One muduo table: a fixed thread or connection count, the other varying by row.
+/// One muduo table: its loads, one per row, at a fixed thread count (the
+/// server's and the client's) with connections varying, or at a fixed
+/// connection count with threads varying.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Section {
-    ByConnections {
-        threads: usize,
-        connections: Vec<usize>,
-    },
-    ByThreads {
-        connections: usize,
-        threads: Vec<usize>,
-    },
+pub struct Section {
+    pub varying: Varying,
+    pub loads: Vec<Load>,
+}
+
+/// What varies down a muduo table's rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Varying {
+    Connections,
+    Threads,
 }
 
 impl Section {
     /// The title's subject, the rows' name and the rows' loads.
     pub fn rows(&self) -> (String, &'static str, Vec<Load>) {
-        match self {
-            Self::ByConnections {
-                threads,
-                connections,
-            } => (
-                format!("{threads} thread{}", plural(*threads)),
-                "connections",
-                connections
-                    .iter()
-                    .map(|&connections| Load {
-                        threads: *threads,
-                        connections,
-                    })
-                    .collect(),
-            ),
-            Self::ByThreads {
-                connections,
-                threads,
-            } => (
-                format!("{connections} connection{}", plural(*connections)),
-                "threads",
-                threads
-                    .iter()
-                    .map(|&threads| Load {
-                        threads,
-                        connections: *connections,
-                    })
-                    .collect(),
-            ),
+        let first = self.loads[0];
+        let (subject, row_name) = match self.varying {
+            Varying::Connections => {
+                let client = match first.client_threads {
+                    Some(n) => format!(", client {n} thread{}", plural(n)),
+                    None => String::new(),
+                };
+                let t = first.threads;
+                (format!("{t} thread{}{client}", plural(t)), "connections")
+            }
+            Varying::Threads => {
+                let c = first.connections;
+                (format!("{c} connection{}", plural(c)), "threads")
+            }
+        };
+        (subject, row_name, self.loads.clone())
+    }
+
+    /// How a row names its load: its connections, or its thread counts.
+    pub fn row_label(&self, load: Load) -> String {
+        match self.varying {
+            Varying::Connections => load.connections.to_string(),
+            Varying::Threads => load.threads_label(),
         }
     }
 }
@@ -92,43 +89,36 @@ pub fn plural(n: usize) -> &'static str {
 /// one by threads for each connection count run at several thread counts,
 /// then one by connections for each thread count with loads left to show.
 pub fn muduo_sections(loads: &BTreeSet<Load>) -> Vec<Section> {
-    let mut threads_at: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    let mut connections_at: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for l in loads {
-        threads_at.entry(l.connections).or_default().push(l.threads);
+    let mut threads_at: BTreeMap<usize, Vec<Load>> = BTreeMap::new();
+    let mut connections_at: BTreeMap<(usize, Option<usize>), Vec<Load>> = BTreeMap::new();
+    for &l in loads {
+        threads_at.entry(l.connections).or_default().push(l);
         connections_at
-            .entry(l.threads)
+            .entry((l.threads, l.client_threads))
             .or_default()
-            .push(l.connections);
+            .push(l);
     }
-    let by_threads: Vec<_> = threads_at
-        .into_iter()
-        .filter(|(_, threads)| threads.len() > 1)
+    let by_threads: Vec<Vec<Load>> = threads_at
+        .into_values()
+        .filter(|loads| loads.len() > 1)
         .collect();
-    let shown = |l: Load| by_threads.iter().any(|(c, _)| *c == l.connections);
-    let mut out: Vec<Section> = connections_at
-        .into_iter()
-        .filter(|(t, cs)| {
-            !cs.iter().all(|&c| {
-                shown(Load {
-                    threads: *t,
-                    connections: c,
-                })
-            })
-        })
-        .map(|(threads, connections)| Section::ByConnections {
-            threads,
-            connections,
-        })
-        .collect();
-    out.extend(
+    let shown = |l: &Load| {
         by_threads
-            .into_iter()
-            .map(|(connections, threads)| Section::ByThreads {
-                connections,
-                threads,
-            }),
-    );
+            .iter()
+            .any(|ls| ls[0].connections == l.connections)
+    };
+    let mut out: Vec<Section> = connections_at
+        .into_values()
+        .filter(|ls| !ls.iter().all(shown))
+        .map(|loads| Section {
+            varying: Varying::Connections,
+            loads,
+        })
+        .collect();
+    out.extend(by_threads.into_iter().map(|loads| Section {
+        varying: Varying::Threads,
+        loads,
+    }));
     out
 }
 
@@ -224,14 +214,9 @@ impl<'a> View<'a> {
             .collect()
     }
 
-    fn row_label(&self, load: Load, row_name: &str) -> Entry {
-        let label = if row_name == "threads" {
-            load.threads
-        } else {
-            load.connections
-        };
+    fn row_label(&self, section: &Section, load: Load) -> Entry {
         let mark = if self.oversubscribed(load) { "*" } else { "" };
-        Entry::plain(format!("{label}{mark}"))
+        Entry::plain(format!("{}{mark}", section.row_label(load)))
     }
 
     /// The muduo tables: MiB/s, median with its interval or [min, max];
@@ -329,7 +314,7 @@ impl<'a> View<'a> {
                             .iter()
                             .map(|r| self.cell(load, r))
                             .collect();
-                        let mut row = vec![self.row_label(load, row_name)];
+                        let mut row = vec![self.row_label(&section, load)];
                         row.extend(entries(&cells));
                         row
                     })
@@ -368,11 +353,8 @@ impl<'a> View<'a> {
                 let mark = if self.oversubscribed(load) { "*" } else { "" };
                 Grid {
                     title: self.titled(format!(
-                        "{} thread{}, {} connection{}{mark}: median of {} run(s)",
-                        load.threads,
-                        plural(load.threads),
-                        load.connections,
-                        plural(load.connections),
+                        "{}{mark}: median of {} run(s)",
+                        load.label(),
                         self.results.config.repeat
                     )),
                     header,
@@ -474,19 +456,13 @@ pub fn status(s: Status) -> &'static str {
 pub fn ratio(base: &Cell, cell: &Cell) -> String {
     let mib = |c: &Cell| c.runs.iter().map(|r| r.mib_per_s).collect::<Vec<_>>();
     stats::ratio_of_medians(&mib(base), &mib(cell), 0.95, 0).map_or("-".into(), |i| {
-        format!("{:.2}x [{:.2}, {:.2}]", i.ratio, i.low, i.high)
+        let bound = if bound(base).is_empty() {
+            bound(cell)
+        } else {
+            "^"
+        };
+        format!("{:.2}x [{:.2}, {:.2}]{bound}", i.ratio, i.low, i.high)
     })
-}
-
-/// A load in words: "2 threads, 10 connections".
-pub fn load_label(load: Load) -> String {
-    format!(
-        "{} thread{}, {} connection{}",
-        load.threads,
-        plural(load.threads),
-        load.connections,
-        plural(load.connections)
-    )
 }
 
 /// The cell, if it has runs to show.
@@ -514,7 +490,7 @@ pub fn ratios(base: &View, view: &View, title: String) -> Grid {
         .loads
         .iter()
         .map(|&load| {
-            let mut row = vec![Entry::plain(load_label(load))];
+            let mut row = vec![Entry::plain(load.label())];
             row.extend(names.iter().map(|name| {
                 let cell = view.cell(load, name);
                 let text = match (ok(base.cell(load, name)), ok(cell)) {
@@ -540,7 +516,9 @@ fn ok_figure(cell: &Cell) -> bool {
 }
 
 /// The leaders of a row: the best median, and every cell whose interval
-/// reaches the best's (they cannot be told apart from it).
+/// reaches the best's (they cannot be told apart from it). None where a
+/// cell outside them was client-bound: its server may be faster than its
+/// figure, and the row would rank clients.
 fn leaders(cells: &[Option<&Cell>]) -> Vec<usize> {
     let ranked: Vec<(usize, f64, Interval)> = cells
         .iter()
@@ -554,20 +532,25 @@ fn leaders(cells: &[Option<&Cell>]) -> Vec<usize> {
         return Vec::new();
     };
     let best_median = ranked.iter().map(|r| r.1).fold(f64::MIN, f64::max);
-    ranked
+    let leaders: Vec<usize> = ranked
         .iter()
         .filter(|(_, median, interval)| *median == best_median || interval.high >= best.low)
         .map(|(i, _, _)| *i)
-        .collect()
+        .collect();
+    let bound_behind = cells
+        .iter()
+        .enumerate()
+        .any(|(i, c)| !leaders.contains(&i) && c.is_some_and(|c| !bound(c).is_empty()));
+    if bound_behind { Vec::new() } else { leaders }
 }
 
 /// A cell's MiB/s as the tables show it: where the runs split in two, both
 /// modes; with six runs or more, the median and half its 95% interval in
 /// percent (marked "?" when short of the run's `precision`); else the
-/// median [min, max], marked when noisy.
+/// median [min, max], marked when noisy; marked "^" when client-bound.
 pub fn figure(cell: &Cell, precision: Option<f64>) -> String {
     let noisy = if cell.noisy { "~" } else { "" };
-    match (cell.status, cell.mib_per_s) {
+    let text = match (cell.status, cell.mib_per_s) {
         (Status::Ok, Some(_)) if cell.modes.is_some() => {
             let [low, high] = cell.modes.unwrap_or_default();
             format!("two modes: {low:.0} / {high:.0}")
@@ -591,13 +574,27 @@ pub fn figure(cell: &Cell, precision: Option<f64>) -> String {
             "unavailable: {}",
             cell.unavailable.as_deref().unwrap_or("see below")
         ),
+    };
+    format!("{text}{}", bound(cell))
+}
+
+/// The mark of a client-bound cell: its figure is a lower bound for the server.
+pub fn bound(cell: &Cell) -> &'static str {
+    if cell.client_bound && cell.status == Status::Ok {
+        "^"
+    } else {
+        ""
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::matrix::{cross, muduo};
+    use crate::matrix::{cross, muduo, with_client_threads};
+
+    fn section(varying: Varying, loads: Vec<Load>) -> Section {
+        Section { varying, loads }
+    }
 
     #[test]
     fn muduo_matrix_gives_the_articles_three_tables() {
@@ -605,18 +602,12 @@ mod tests {
         assert_eq!(
             muduo_sections(&loads),
             vec![
-                Section::ByConnections {
-                    threads: 1,
-                    connections: vec![1, 10, 100, 1000, 10000]
-                },
-                Section::ByThreads {
-                    connections: 100,
-                    threads: vec![1, 2, 3, 4]
-                },
-                Section::ByThreads {
-                    connections: 1000,
-                    threads: vec![1, 2, 3, 4]
-                },
+                section(
+                    Varying::Connections,
+                    cross(&[1], &[1, 10, 100, 1000, 10000])
+                ),
+                section(Varying::Threads, cross(&[1, 2, 3, 4], &[100])),
+                section(Varying::Threads, cross(&[1, 2, 3, 4], &[1000])),
             ]
         );
     }
@@ -624,13 +615,12 @@ mod tests {
     #[test]
     fn one_thread_count_gives_one_table_by_connections() {
         let loads = cross(&[2], &[1, 10]).into_iter().collect();
+        let sections = muduo_sections(&loads);
         assert_eq!(
-            muduo_sections(&loads),
-            vec![Section::ByConnections {
-                threads: 2,
-                connections: vec![1, 10]
-            }]
+            sections,
+            vec![section(Varying::Connections, cross(&[2], &[1, 10]))]
         );
+        assert_eq!(sections[0].rows().0, "2 threads");
     }
 
     #[test]
@@ -639,15 +629,65 @@ mod tests {
         assert_eq!(
             muduo_sections(&loads),
             vec![
-                Section::ByThreads {
-                    connections: 1,
-                    threads: vec![1, 2]
-                },
-                Section::ByThreads {
-                    connections: 10,
-                    threads: vec![1, 2]
-                },
+                section(Varying::Threads, cross(&[1, 2], &[1])),
+                section(Varying::Threads, cross(&[1, 2], &[10])),
             ]
         );
+    }
+
+    #[test]
+    fn a_row_with_a_client_bound_cell_behind_its_leaders_names_none() {
+        let results = crate::report::tests::fixture();
+        let mut cells: Vec<Cell> = [0, 1, 3].map(|i| results.cells[i].clone()).to_vec();
+        for (cell, median) in cells.iter_mut().zip([300.0, 200.0, 100.0]) {
+            cell.mib_per_s = Some(Summary {
+                median,
+                min: median,
+                max: median,
+            });
+            cell.interval = Some(Interval {
+                low: median * 0.95,
+                high: median * 1.05,
+                confidence: 0.95,
+            });
+        }
+        let row = |cells: &[Cell]| leaders(&cells.iter().map(Some).collect::<Vec<_>>());
+        assert_eq!(row(&cells), [0]);
+        cells[0].client_bound = true;
+        assert_eq!(row(&cells), [0], "a lower bound that leads still leads");
+        assert!(figure(&cells[0], None).ends_with('^'));
+        cells[2].client_bound = true;
+        assert_eq!(
+            row(&cells),
+            Vec::<usize>::new(),
+            "its server may be the fastest"
+        );
+    }
+
+    #[test]
+    fn a_client_of_other_threads_gets_its_own_rows_and_titles() {
+        let loads = with_client_threads(cross(&[1], &[1, 10]), &[1, 2]);
+        let sections = muduo_sections(&loads.into_iter().collect());
+        assert_eq!(
+            sections,
+            vec![
+                section(
+                    Varying::Threads,
+                    with_client_threads(cross(&[1], &[1]), &[1, 2])
+                ),
+                section(
+                    Varying::Threads,
+                    with_client_threads(cross(&[1], &[10]), &[1, 2])
+                ),
+            ]
+        );
+        let labels: Vec<String> = sections[0]
+            .loads
+            .iter()
+            .map(|&l| sections[0].row_label(l))
+            .collect();
+        assert_eq!(labels, ["1", "1, client 2"]);
+        let one = muduo_sections(&[Load::sized(1, 10, 4)].into_iter().collect());
+        assert_eq!(one[0].rows().0, "1 thread, client 4 threads");
     }
 }

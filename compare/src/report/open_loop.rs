@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use pingpong::client::open_loop::SUSTAINED_SHARE;
 
-use super::grid::{Entry, Grid, plural};
+use super::grid::{Entry, Grid};
 use crate::matrix::Load;
 use crate::results::{Cell, OpenLoop, PerBlock, Results, Rtt, Run, Status, Summary};
 use crate::stats::median;
@@ -65,14 +65,7 @@ impl Sweep {
     }
 
     pub fn title(&self, what: &str) -> String {
-        format!(
-            "{what}, {} thread{}, {} connection{}, block {} bytes",
-            self.load.threads,
-            plural(self.load.threads),
-            self.load.connections,
-            plural(self.load.connections),
-            self.block
-        )
+        format!("{what}, {}, block {} bytes", self.load.label(), self.block)
     }
 }
 
@@ -83,8 +76,19 @@ fn open(results: &Results) -> impl Iterator<Item = &Cell> {
 /// A cell's round trips at its rate, as medians of its runs' percentiles,
 /// or why there are none.
 pub enum Latency {
-    Sustained { p50: f64, p99: f64, p999: f64 },
-    NotSustained { achieved: f64, rate: u64 },
+    Sustained {
+        p50: f64,
+        p99: f64,
+        p999: f64,
+    },
+    NotSustained {
+        achieved: f64,
+        rate: u64,
+    },
+    /// The generator, not the server, set the pace: no figure of the server.
+    ClientBound {
+        achieved: f64,
+    },
     Missing(String),
 }
 
@@ -97,6 +101,11 @@ impl Latency {
             return Latency::Missing(super::grid::status(cell.status).into());
         }
         let achieved = runs_median(&cell.runs, |r| Some(r.open_loop.as_ref()?.achieved));
+        if cell.client_bound {
+            return Latency::ClientBound {
+                achieved: achieved.unwrap_or(0.0),
+            };
+        }
         if cell.not_sustained().is_some() {
             return Latency::NotSustained {
                 achieved: achieved.unwrap_or(0.0),
@@ -122,6 +131,9 @@ impl Latency {
                 format!("not sustained ({}/s)", thousands(*achieved))
             }
             Latency::NotSustained { .. } => "not sustained (lag grew)".into(),
+            Latency::ClientBound { achieved } => {
+                format!("client-bound^ ({}/s)", thousands(*achieved))
+            }
             Latency::Missing(why) => why.clone(),
         }
     }
@@ -296,15 +308,19 @@ pub enum Knee {
 
 impl Knee {
     pub fn of(results: &Results, sweep: &Sweep, implementation: &str, bound_us: f64) -> Knee {
-        let within: Vec<(u64, Option<f64>)> = sweep
+        let latencies: Vec<(u64, Latency)> = sweep
             .rates
             .iter()
-            .map(|&rate| {
-                let p99 = match Latency::of(sweep.cell(results, implementation, rate)) {
-                    Latency::Sustained { p99, .. } if p99 <= bound_us => Some(p99),
+            .map(|&rate| (rate, Latency::of(sweep.cell(results, implementation, rate))))
+            .collect();
+        let within: Vec<(u64, Option<f64>)> = latencies
+            .iter()
+            .map(|(rate, latency)| {
+                let p99 = match latency {
+                    Latency::Sustained { p99, .. } if *p99 <= bound_us => Some(*p99),
                     _ => None,
                 };
-                (rate, p99)
+                (*rate, p99)
             })
             .collect();
         let measured = sweep
@@ -315,10 +331,15 @@ impl Knee {
         // passes again is noise, not headroom.
         let passed = within.iter().map_while(|&(rate, p99)| Some((rate, p99?)));
         match passed.last() {
+            // Where the generator stopped the sweep, the server's knee may lie beyond.
             Some((rate, p99)) => Knee::At {
                 rate,
                 p99,
-                beyond: within.last().is_some_and(|(last, _)| *last == rate),
+                beyond: within.last().is_some_and(|(last, _)| *last == rate)
+                    || latencies
+                        .iter()
+                        .find(|(r, _)| *r > rate)
+                        .is_some_and(|(_, l)| matches!(l, Latency::ClientBound { .. })),
             },
             None if measured => Knee::Below(sweep.rates[0]),
             None => Knee::Unknown,
@@ -351,7 +372,11 @@ fn knees(results: &Results, sweeps: &[Sweep]) -> Grid {
                 true => format!(", {} B", s.block),
                 false => String::new(),
             };
-            format!("{}t {}c{block}", s.load.threads, s.load.connections)
+            let client = s
+                .load
+                .client_threads
+                .map_or(String::new(), |n| format!(" client {n}t"));
+            format!("{}t{client} {}c{block}", s.load.threads, s.load.connections)
         }))
         .collect();
     Grid {

@@ -1,10 +1,12 @@
 //! The report's parts in order, as every renderer of a whole report draws
 //! them: the sections of tables, and the notes that explain their marks.
 
+use pingpong::client::open_loop::GENERATOR_BUSY;
 use pingpong::protocol::Protocol;
 
-use super::grid::{DETAIL_LEGEND, Grid, View, plural, status, udp_legend};
+use super::grid::{DETAIL_LEGEND, Grid, View, bound, status, udp_legend};
 use super::{arrivals, cost, open_loop, shapes, tls, trend};
+use crate::results::figures::{ROOM, SATURATED};
 use crate::results::{Results, Status};
 
 /// The report's sections in order, every workload's tables in each: heading and tables.
@@ -82,6 +84,18 @@ pub fn notes(results: &Results, details: bool) -> Vec<String> {
             results.config.noisy_percent()
         ));
     }
+    if results.cells.iter().any(|c| !bound(c).is_empty()) {
+        notes.push(format!(
+            "^ client-bound: the client, not the server, was saturated in half its runs or more \
+             (its CPU at {:.0}% or more of its threads' or cores' capacity while the server's \
+             stayed at {:.0}% of its own or less; in the open loop, the generator busy over \
+             {:.0}% of the window): the figure is a lower bound for the server, and a row with \
+             such a cell behind its leaders names none",
+            SATURATED * 100.0,
+            ROOM * 100.0,
+            GENERATOR_BUSY * 100.0
+        ));
+    }
     let closed_loop = results.cells.iter().any(|c| c.rate.is_none());
     notes.extend(closed_loop.then(|| {
         "Bold: the best of a row, where its interval (95% of its median from six runs on, \
@@ -106,12 +120,9 @@ pub fn notes(results: &Results, details: bool) -> Vec<String> {
                     .precision()
                     .map_or("no 95% interval yet".into(), |p| format!("+-{p:.1}%"));
                 format!(
-                    "{} at {} thread{}, {} connection{} ({reached} after {} runs)",
+                    "{} at {} ({reached} after {} runs)",
                     c.implementation,
-                    c.threads,
-                    plural(c.threads),
-                    c.connections,
-                    plural(c.connections),
+                    c.load().label(),
                     c.runs.len()
                 )
             })
@@ -230,12 +241,9 @@ pub fn notes(results: &Results, details: bool) -> Vec<String> {
     }
     for c in results.cells.iter().filter(|c| c.status != Status::Ok) {
         notes.push(format!(
-            "{} at {} thread{}, {} connection{}: {}: {}",
+            "{} at {}: {}: {}",
             c.implementation,
-            c.threads,
-            plural(c.threads),
-            c.connections,
-            plural(c.connections),
+            c.load().label(),
             status(c.status),
             c.error.as_deref().unwrap_or("no reason recorded")
         ));

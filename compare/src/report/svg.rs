@@ -10,7 +10,7 @@ use plotters::prelude::*;
 
 use super::cost::median_run;
 use super::document::{Chart, Document, Export};
-use super::grid::{View, muduo_sections, plural};
+use super::grid::{Section, View, bound, muduo_sections};
 use super::open_loop::{Latency, Sweep, thousands};
 use super::trend;
 use crate::adapters::{ADAPTERS, Adapter};
@@ -127,10 +127,7 @@ pub fn render(views: &[View]) -> Result<Vec<Chart>> {
         for sweep in Sweep::all(view.results) {
             let subject = sweep.title("latency against offered load");
             charts.push(Chart {
-                file: format!(
-                    "latency-by-rate-{}t-{}c-{}B.svg",
-                    sweep.load.threads, sweep.load.connections, sweep.block
-                ),
+                file: format!("latency-by-rate-{}-{}B.svg", sweep.load.slug(), sweep.block),
                 caption: format!("{subject}; a line ends where the rate was not sustained"),
                 svg: latency_by_rate(view, &sweep, &subject)?,
             });
@@ -167,7 +164,7 @@ fn of_workload(view: &View) -> Result<Vec<Chart>> {
         charts.push(Chart {
             file: slug("mib"),
             caption: format!("MiB/s by {row_name}, {subject}"),
-            svg: throughput(view, &subject, row_name, &loads)?,
+            svg: throughput(view, &subject, &section)?,
         });
         // This workload's own cells: a log axis over no value never ends (plotters).
         let has_rtt = loads
@@ -178,7 +175,7 @@ fn of_workload(view: &View) -> Result<Vec<Chart>> {
             charts.push(Chart {
                 file: slug("rtt-p99"),
                 caption: format!("p99 round-trip time by connections, {subject}"),
-                svg: round_trips(view, &subject, &loads)?,
+                svg: round_trips(view, &subject, &section)?,
             });
         }
     }
@@ -194,18 +191,9 @@ fn of_workload(view: &View) -> Result<Vec<Chart>> {
         if !sliced {
             continue;
         }
-        let subject = view.titled(format!(
-            "{} thread{}, {} connection{}",
-            load.threads,
-            plural(load.threads),
-            load.connections,
-            plural(load.connections)
-        ));
+        let subject = view.titled(load.label());
         charts.push(Chart {
-            file: format!(
-                "window-{}t-{}c{workload}.svg",
-                load.threads, load.connections
-            ),
+            file: format!("window-{}{workload}.svg", load.slug()),
             caption: format!("MiB/s over the window, {subject}"),
             svg: over_the_window(view, &subject, load)?,
         });
@@ -280,15 +268,12 @@ fn rtt_p99(cell: &Cell) -> Option<Summary> {
 }
 
 /// The x axis: one group per load, labelled with its thread or connection count.
-fn labels(view: &View, row_name: &str, loads: &[Load]) -> Vec<String> {
-    loads
+fn labels(view: &View, section: &Section) -> Vec<String> {
+    section
+        .loads
         .iter()
         .map(|l| {
-            let n = if row_name == "threads" {
-                l.threads
-            } else {
-                l.connections
-            };
+            let n = section.row_label(*l);
             let oversubscribed = view
                 .implementations()
                 .iter()
@@ -299,9 +284,11 @@ fn labels(view: &View, row_name: &str, loads: &[Load]) -> Vec<String> {
         .collect()
 }
 
-fn throughput(view: &View, subject: &str, row_name: &str, loads: &[Load]) -> Result<String> {
+fn throughput(view: &View, subject: &str, section: &Section) -> Result<String> {
     let implementations = view.implementations();
-    let labels = labels(view, row_name, loads);
+    let labels = labels(view, section);
+    let (_, row_name, loads) = section.rows();
+    let loads = &loads;
     let top = loads
         .iter()
         .flat_map(|l| {
@@ -346,14 +333,27 @@ fn throughput(view: &View, subject: &str, row_name: &str, loads: &[Load]) -> Res
                     ErrorBar::new_vertical(*x, s.min, s.median, s.max, BLACK.stroke_width(1), 3)
                 }))
                 .map_err(draw)?;
+            let bound = placed(view, loads, implementation, i, 0.84, |c| {
+                mib(c).filter(|_| !bound(c).is_empty())
+            });
+            chart
+                .draw_series(bound.iter().map(|(x, s)| {
+                    Text::new(
+                        "^",
+                        (*x - width * 0.2, s.max * 1.04),
+                        ("sans-serif", 14).into_font(),
+                    )
+                }))
+                .map_err(draw)?;
         }
         Ok(())
     })
 }
 
-fn round_trips(view: &View, subject: &str, loads: &[Load]) -> Result<String> {
+fn round_trips(view: &View, subject: &str, section: &Section) -> Result<String> {
     let implementations = view.implementations();
-    let labels = labels(view, "connections", loads);
+    let labels = labels(view, section);
+    let loads = &section.loads;
     let summaries = || {
         loads.iter().flat_map(|l| {
             implementations
@@ -518,12 +518,9 @@ fn by_release(view: &View) -> Result<Vec<(String, String, String)>> {
                 .collect();
             let top = points.iter().map(|(_, s)| s.max).fold(1.0, f64::max) * 1.1;
             let caption = format!(
-                "MiB/s by release of {}, {} thread{}, {} connection{}, {}",
+                "MiB/s by release of {}, {}, {}",
                 range.krate,
-                load.threads,
-                plural(load.threads),
-                load.connections,
-                plural(load.connections),
+                load.label(),
                 workload.label()
             );
             let marks = ["points: median of the runs", "whiskers: its interval"];
@@ -568,8 +565,9 @@ fn by_release(view: &View) -> Result<Vec<(String, String, String)>> {
                 false => format!("-{}B", workload.block),
             };
             let file = format!(
-                "releases-{}-{}t-{}c{workload_part}.svg",
-                range.krate, load.threads, load.connections
+                "releases-{}-{}{workload_part}.svg",
+                range.krate,
+                load.slug()
             );
             charts.push((file, caption, svg));
         }
@@ -692,6 +690,9 @@ fn legend(area: &Area, view: &View, named: &[String], marks: [&str; 2]) -> Resul
         .any(|c| c.placement.oversubscribed)
     {
         notes.push("* oversubscribed".into());
+    }
+    if view.results.cells.iter().any(|c| !bound(c).is_empty()) {
+        notes.push("^ client-bound: a lower bound".into());
     }
     if view.results.cells.iter().any(|c| c.status != Status::Ok) {
         notes.push("missing: no figure".into());

@@ -3,7 +3,7 @@
 //! CPU per block on both sides), and handshakes per second, full and
 //! resumed, beside plain TCP connections per second.
 
-use super::grid::{Entry, Grid, View, load_label, ok, ratios, unavailable};
+use super::grid::{Entry, Grid, View, bound, ok, ratios, unavailable};
 use super::open_loop::runs_median;
 use crate::matrix::{Load, Tls, Workload};
 use crate::results::{Cell, Results, Run};
@@ -110,8 +110,8 @@ fn costs(plain: &View, tls: &View, load: Load) -> Grid {
             };
             [
                 name.clone(),
-                of(p, |r| Some(r.mib_per_s), 0),
-                of(t, |r| Some(r.mib_per_s), 0),
+                marked(p, of(p, |r| Some(r.mib_per_s), 0)),
+                marked(t, of(t, |r| Some(r.mib_per_s), 0)),
                 ratio,
                 cpu_us(p, true),
                 cpu_us(t, true),
@@ -124,7 +124,7 @@ fn costs(plain: &View, tls: &View, load: Load) -> Grid {
         })
         .collect();
     Grid {
-        title: format!("{COSTS}, {} ({})", load_label(load), plain.workload.label()),
+        title: format!("{COSTS}, {} ({})", load.label(), plain.workload.label()),
         header: [
             "implementation",
             "MiB/s plain",
@@ -143,7 +143,15 @@ fn costs(plain: &View, tls: &View, load: Load) -> Grid {
 
 /// Connections opened per second inside the window.
 fn per_second(cell: Option<&Cell>) -> String {
-    of(cell, |r| Some(r.opened_connections? as f64 / r.seconds), 0)
+    marked(
+        cell,
+        of(cell, |r| Some(r.opened_connections? as f64 / r.seconds), 0),
+    )
+}
+
+/// A throughput `figure` of `cell`, marked where the cell was client-bound.
+fn marked(cell: Option<&Cell>, figure: String) -> String {
+    format!("{figure}{}", cell.map_or("", bound))
 }
 
 /// One load of the handshake scenario: connections per second and the
@@ -188,11 +196,7 @@ fn handshakes(plain: &View, tls: &View, resumed: Option<&View>, load: Load) -> G
         })
         .collect();
     Grid {
-        title: format!(
-            "Handshakes, {} ({})",
-            load_label(load),
-            plain.workload.label()
-        ),
+        title: format!("Handshakes, {} ({})", load.label(), plain.workload.label()),
         header: [
             "implementation",
             "conn/s plain",

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use super::grid::{Entry, Grid, figure, plural};
+use super::grid::{Entry, Grid, figure};
 use super::open_loop::runs_median;
 use crate::check::verdicts::{Finding, badness, default_thresholds, judge, within};
 use crate::defaults;
@@ -87,14 +87,11 @@ pub fn tables(results: &Results) -> Vec<Grid> {
             let cell = |name: &str| cell(results, name, workload, load);
             grids.push(Grid {
                 title: format!(
-                    "Releases of {}, {} thread{}, {} connection{}, {}: MiB/s, p99 round trip, \
+                    "Releases of {}, {}, {}: MiB/s, p99 round trip, \
                      server CPU per block, and the step from the release before where it clears \
                      the noise",
                     range.krate,
-                    load.threads,
-                    plural(load.threads),
-                    load.connections,
-                    plural(load.connections),
+                    load.label(),
                     workload.label(),
                 ),
                 header: ["release", "MiB/s", "p99 us", "server us/block", "step"]
@@ -191,7 +188,7 @@ fn step_text(steps: &[Step], before: &str, after: &str, workload: Workload, load
         .filter(|s| s.before == before && s.after == after)
         .filter(|s| {
             let k = &s.finding.key;
-            (k.workload, k.threads, k.connections) == (workload, load.threads, load.connections)
+            (k.workload, k.load) == (workload, load)
         })
         .map(|s| {
             format!(

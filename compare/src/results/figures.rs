@@ -10,8 +10,55 @@ use super::{
     Cell, Cost, CountedSummary, Figures, Interval, PerBlock, Results, Rtt, Run, Series, Status,
     Summary, Usage,
 };
+use pingpong::client::open_loop::GENERATOR_BUSY;
+
 use crate::defaults;
 use crate::stats;
+
+/// A side is saturated at this share of its capacity or more ...
+pub const SATURATED: f64 = 0.9;
+/// ... and has room at this share or less.
+pub const ROOM: f64 = 0.8;
+
+impl Run {
+    /// Whether the client, not the server, set this run's pace: the
+    /// open-loop generator busy past the share it can be trusted at, or in
+    /// a closed loop the client's CPU at [`SATURATED`] of its capacity or
+    /// more while the server's stayed at [`ROOM`] of its own or less. A
+    /// side's capacity is its threads or its CPUs, whichever is fewer;
+    /// `None` threads: one per connection, so its CPUs.
+    pub fn is_client_bound(
+        &self,
+        server_threads: Option<usize>,
+        client_threads: Option<usize>,
+    ) -> bool {
+        if let Some(open) = &self.open_loop {
+            return open.generator_busy > GENERATOR_BUSY;
+        }
+        let (Some(server), Some(client)) = (self.server_usage, self.client_usage) else {
+            return false;
+        };
+        let (Some(server_capacity), Some(client_capacity)) = (
+            capacity(server_threads, &self.server_cpus),
+            capacity(client_threads, &self.client_cpus),
+        ) else {
+            return false;
+        };
+        client.cpu_percent / 100.0 >= SATURATED * client_capacity
+            && server.cpu_percent / 100.0 <= ROOM * server_capacity
+    }
+}
+
+/// How many cores' worth a side can use: its threads or its CPUs, whichever
+/// is fewer; none where neither is known.
+fn capacity(threads: Option<usize>, cpus: &[usize]) -> Option<f64> {
+    let cpus = (!cpus.is_empty()).then_some(cpus.len());
+    let n = match (threads, cpus) {
+        (Some(t), Some(c)) => t.min(c),
+        (t, c) => t.or(c)?,
+    };
+    Some(n as f64)
+}
 
 impl Series {
     /// MiB/s of each slice.
@@ -157,6 +204,15 @@ impl Cell {
         if self.status != Status::Ok {
             return;
         }
+        let (server, client) = match self.threads_matter {
+            true => (Some(self.threads), Some(self.load().client_threads())),
+            false => (None, None),
+        };
+        for run in &mut self.runs {
+            run.client_bound = run.is_client_bound(server, client);
+        }
+        let bound = self.runs.iter().filter(|r| r.client_bound).count();
+        self.client_bound = bound > 0 && bound * 2 >= self.runs.len();
         let mib: Vec<f64> = self.runs.iter().map(|r| r.mib_per_s).collect();
         self.mib_per_s = Summary::of(mib.iter().copied());
         self.noisy = self
@@ -320,6 +376,7 @@ impl std::fmt::Display for Reached {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::OpenLoop;
 
     #[test]
     fn summary_is_median_min_max() {
@@ -327,5 +384,73 @@ mod tests {
         assert_eq!((s.median, s.min, s.max), (2.0, 1.0, 3.0));
         assert_eq!(Summary::of([4.0, 1.0, 2.0, 3.0]).unwrap().median, 2.5);
         assert!(Summary::of([]).is_none());
+    }
+
+    /// A run of the fixture with the CPU shares given, on `cpus` CPUs each.
+    fn run_at(server: f64, client: f64, cpus: usize) -> Run {
+        let mut run = crate::report::tests::fixture().cells[0].runs[0].clone();
+        let usage = |u: &mut Option<Usage>, percent| u.as_mut().unwrap().cpu_percent = percent;
+        usage(&mut run.server_usage, server);
+        usage(&mut run.client_usage, client);
+        run.server_cpus = (0..cpus).collect();
+        run.client_cpus = (cpus..2 * cpus).collect();
+        run
+    }
+
+    #[test]
+    fn a_run_is_client_bound_where_its_client_is_saturated_and_its_server_has_room() {
+        let one = (Some(1), Some(1));
+        assert!(run_at(40.0, 99.0, 1).is_client_bound(one.0, one.1));
+        assert!(
+            !run_at(95.0, 99.0, 1).is_client_bound(one.0, one.1),
+            "both busy"
+        );
+        assert!(
+            !run_at(40.0, 60.0, 1).is_client_bound(one.0, one.1),
+            "neither"
+        );
+        // Two client threads on two CPUs: one core busy is half its capacity.
+        assert!(!run_at(40.0, 99.0, 2).is_client_bound(Some(1), Some(2)));
+        assert!(run_at(40.0, 190.0, 2).is_client_bound(Some(1), Some(2)));
+        // Four client threads on two CPUs: the CPUs are the capacity.
+        assert!(run_at(40.0, 185.0, 2).is_client_bound(Some(1), Some(4)));
+        // A thread per connection: the CPUs alone.
+        assert!(run_at(150.0, 190.0, 2).is_client_bound(None, None));
+        assert!(!run_at(170.0, 190.0, 2).is_client_bound(None, None));
+        let mut unmeasured = run_at(40.0, 99.0, 1);
+        unmeasured.client_usage = None;
+        assert!(!unmeasured.is_client_bound(one.0, one.1));
+    }
+
+    #[test]
+    fn an_open_loop_run_is_client_bound_where_its_generator_was_busy() {
+        let mut run = run_at(95.0, 10.0, 1);
+        let open = |busy| OpenLoop {
+            rate: 1000,
+            achieved: 1000.0,
+            due: 200,
+            returned: 200,
+            uncorrected: run_at(0.0, 0.0, 1).rtt.unwrap(),
+            lag: run_at(0.0, 0.0, 1).rtt.unwrap(),
+            timer: run_at(0.0, 0.0, 1).rtt.unwrap(),
+            lag_series: Vec::new(),
+            generator_busy: busy,
+            not_sustained: None,
+        };
+        run.open_loop = Some(open(0.97));
+        assert!(run.is_client_bound(Some(1), Some(1)));
+        run.open_loop = Some(open(0.5));
+        assert!(!run.is_client_bound(Some(1), Some(1)));
+    }
+
+    #[test]
+    fn a_cell_is_client_bound_where_half_its_runs_are() {
+        let mut cell = crate::report::tests::fixture().cells[0].clone();
+        cell.runs = vec![run_at(40.0, 99.0, 1), run_at(95.0, 99.0, 1)];
+        cell.summarize(10.0);
+        assert!(cell.client_bound && cell.runs[0].client_bound && !cell.runs[1].client_bound);
+        cell.runs.push(run_at(95.0, 99.0, 1));
+        cell.summarize(10.0);
+        assert!(!cell.client_bound, "one run of three");
     }
 }

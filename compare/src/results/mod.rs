@@ -311,6 +311,10 @@ pub struct Cell {
     pub client: String,
     pub client_version: String,
     pub threads: usize,
+    /// The client's threads where they differ from the server's
+    /// (`--client-threads`); absent: as many.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_threads: Option<usize>,
     pub connections: usize,
     pub block: usize,
     /// Blocks in flight per connection.
@@ -355,6 +359,10 @@ pub struct Cell {
     /// The runs' MiB/s spread (max / min) exceeds the run's noise threshold.
     #[serde(default)]
     pub noisy: bool,
+    /// Half its runs or more were client-bound ([`Run::client_bound`]): the
+    /// figure is a lower bound for the server.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub client_bound: bool,
     /// The distribution-free interval of the median MiB/s; absent unless ok.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<Interval>,
@@ -641,6 +649,12 @@ pub struct Run {
     /// included), as it reported when stopped; absent for external servers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub served: Option<Served>,
+    /// The client, not the server, set the pace: the open-loop generator
+    /// busy past its limit, or the client's CPU near its capacity while
+    /// the server's had room ([`Cell::summarize`] works it out again from
+    /// the run's usage whenever a file is read).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub client_bound: bool,
 }
 
 /// What a UDP client's sockets sent inside the window and lost.
@@ -900,7 +914,6 @@ impl Config {
 /// thread, 1000 connections, 16384 B", then its window where pipelined and
 /// the rest of its workload.
 pub fn cell_label(implementation: &str, client: &str, load: Load, workload: &Workload) -> String {
-    let plural = |n: usize| if n == 1 { "" } else { "s" };
     let client = if client.is_empty() || client == implementation {
         String::new()
     } else {
@@ -911,11 +924,8 @@ pub fn cell_label(implementation: &str, client: &str, load: Load, workload: &Wor
         w => format!(", window {w}"),
     };
     format!(
-        "{implementation}{client}, {} thread{}, {} connection{}, {} B{window}{}",
-        load.threads,
-        plural(load.threads),
-        load.connections,
-        plural(load.connections),
+        "{implementation}{client}, {}, {} B{window}{}",
+        load.label(),
         workload.block,
         workload.beyond_block_and_window()
     )
@@ -948,6 +958,7 @@ impl Cell {
         Load {
             threads: self.threads,
             connections: self.connections,
+            client_threads: self.client_threads,
         }
     }
 }
@@ -996,6 +1007,7 @@ impl Results {
                 client: client_name,
                 client_version: client.1.into(),
                 threads: load.threads,
+                client_threads: load.client_threads,
                 connections: load.connections,
                 block: workload.block,
                 window: workload.window,
@@ -1013,6 +1025,7 @@ impl Results {
                 mib_per_s: None,
                 figures: None,
                 noisy: false,
+                client_bound: false,
                 interval: None,
                 modes: None,
                 cost_run: None,

@@ -136,7 +136,7 @@ impl<'a> Loop<'a> {
     fn group(&mut self, workloads: &[Workload], load: Load) -> Group<'a> {
         let execution = self.execution;
         let (plan, programs) = (execution.plan, execution.programs);
-        let placement = &execution.placements[&load.threads];
+        let placement = &execution.placements[&load];
         let mut cells = Vec::new();
         for server in &plan.servers {
             let client = plan.client_of(server);
@@ -307,8 +307,12 @@ impl Execution<'_> {
             1 => String::new(),
             _ => format!("{}, ", cell.workload().label()),
         };
+        let client = match group.load.client_threads {
+            Some(n) => format!(" (client {n})"),
+            None => String::new(),
+        };
         format!(
-            "{workload}{:>2} threads {:>5} connections  {:<12}",
+            "{workload}{:>2} threads{client} {:>5} connections  {:<12}",
             group.load.threads, group.load.connections, cell.implementation
         )
     }
@@ -549,7 +553,7 @@ mod tests {
             .config
             .loads
             .iter()
-            .map(|l| (l.threads, placement.clone()))
+            .map(|l| (*l, placement.clone()))
             .collect();
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("results.json");

@@ -11,6 +11,7 @@ use pingpong::server::CHANNEL;
 use crate::binaries;
 use crate::defaults;
 use crate::environment;
+use crate::matrix::Load;
 use crate::measure::callgrind::Callgrind;
 use crate::measure::counters::{self, Counters};
 use crate::pair::ProcessPair;
@@ -23,7 +24,7 @@ use crate::revision;
 use crate::versions;
 
 /// Where each load's processes run, by thread count.
-pub type Placements = HashMap<usize, Placement>;
+pub type Placements = HashMap<Load, Placement>;
 
 /// A run ready to start.
 pub struct Prepared {
@@ -91,10 +92,10 @@ pub fn prepare(plan: &Plan, results: &mut Results, out: &Path, build: &Build) ->
         .iter()
         .map(|l| {
             let placement = match site {
-                Site::Local => plan.pin.place(&cpus, l.threads),
-                _ => plan.pin.place_client(&cpus, l.threads),
+                Site::Local => plan.pin.place(&cpus, l.threads, l.client_threads()),
+                _ => plan.pin.place_client(&cpus, l.client_threads()),
             };
-            (l.threads, placement)
+            (*l, placement)
         })
         .collect();
     if placements.values().any(|p| p.oversubscribed) {

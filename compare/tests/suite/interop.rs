@@ -63,13 +63,17 @@ fn every_client_against_every_server() {
 
 #[test]
 fn every_client_with_more_threads_than_connections() {
-    // A client thread with no connection has nothing to do but end well.
-    let mut args = vec!["--connections", "1,2", "--threads", "3"];
+    // A client thread with no connection has nothing to do but end well;
+    // and every client runs the threads it is asked (`--client-threads`),
+    // whatever the server's: it reports them, and compare checks.
+    let mut args = vec!["--connections", "1,2", "--threads", "1"];
+    args.extend(["--client-threads", "3"]);
     args.extend(WINDOW);
     let results = run_ok("interop-idle-threads", &args);
     assert_eq!(results.cells.len(), implementations().len() * 2);
     for cell in &results.cells {
         assert_cell_consistent(cell, SECONDS);
+        assert_eq!((cell.threads, cell.client_threads), (1, Some(3)));
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod arrivals;
 mod check;
+mod client_bound;
 mod common;
 mod errors;
 mod external;

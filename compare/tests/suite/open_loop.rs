@@ -18,6 +18,9 @@ fn the_open_loop_times_blocks_from_when_due_and_marks_a_rate_not_sustained() {
         "20",
         "--rates",
         &rates,
+        // The generator sized apart from the server.
+        "--client-threads",
+        "2",
     ];
     args.extend(QUICK);
     let results = run_ok("open-loop", &args);
@@ -27,6 +30,7 @@ fn the_open_loop_times_blocks_from_when_due_and_marks_a_rate_not_sustained() {
     for cell in &results.cells {
         let name = format!("{} at {:?}", cell.implementation, cell.rate);
         assert_eq!(cell.client, "mio", "{name}: the one generator");
+        assert_eq!((cell.threads, cell.client_threads), (1, Some(2)), "{name}");
         let rate = cell.rate.expect("a rate");
         for run in &cell.runs {
             // Every byte that came back was verified, on every connection.
@@ -70,11 +74,13 @@ fn the_open_loop_times_blocks_from_when_due_and_marks_a_rate_not_sustained() {
         .lines()
         .find(|l| l.starts_with("| 100,000,000 |"))
         .expect("a row of the impossible rate");
-    assert_eq!(row.matches("not sustained (").count(), 3, "{row}");
+    // Short of it, or with the generator too busy to say whose fault that was.
+    let short = row.matches("not sustained (").count() + row.matches("client-bound^ (").count();
+    assert_eq!(short, 3, "{row}");
     assert!(report.contains("Open loop: the knee"), "the knee table");
     assert!(
         folder("open-loop")
-            .join("latency-by-rate-1t-20c-16384B.svg")
+            .join("latency-by-rate-1t-c2t-20c-16384B.svg")
             .exists(),
         "the latency-against-load chart"
     );

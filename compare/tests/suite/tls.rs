@@ -19,7 +19,8 @@ fn find<'a>(results: &'a Results, implementation: &str, tls: Option<Tls>, churn:
 #[test]
 fn a_tls_run_measures_the_steady_state_and_the_handshakes() {
     let mut args = vec!["--runtimes", "mio,tokio", "--tls", "--connections", "4"];
-    args.extend(["--threads", "1"]);
+    // The client sized apart: the handshakes' certificate checks are its.
+    args.extend(["--threads", "1", "--client-threads", "2"]);
     args.extend(QUICK);
     let out = out_dir("tls-run");
     let results = run_ok("tls-run", &args);
@@ -43,6 +44,7 @@ fn a_tls_run_measures_the_steady_state_and_the_handshakes() {
         for tls in [None, Some(Tls::Full), Some(Tls::Resumption)] {
             let cell = find(&results, name, tls, true);
             assert_eq!((cell.status, cell.churn), (Status::Ok, Some(1)));
+            assert_eq!(cell.client_threads, Some(2));
             let run = &cell.runs[0];
             // A new connection after every block: as many opened as round trips.
             let opened = run.opened_connections.unwrap();
@@ -66,8 +68,8 @@ fn a_tls_run_measures_the_steady_state_and_the_handshakes() {
     for part in [
         "## TLS against plain TCP",
         "TLS / plaintext (block 16384 bytes)",
-        "TLS against plain TCP, 1 thread, 4 connections",
-        "Handshakes, 1 thread, 4 connections",
+        "TLS against plain TCP, 1 thread, client 2 threads, 4 connections",
+        "Handshakes, 1 thread, client 2 threads, 4 connections",
         "kernel TLS (kTLS): ",
     ] {
         assert!(report.contains(part), "{part:?} not in the report");

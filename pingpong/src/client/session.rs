@@ -10,6 +10,7 @@ use super::state::{Arrived, Client, Phase};
 use crate::latency::Clock;
 use crate::protocol::{Mismatch, Protocol, Verifier};
 use crate::web::{Piece, Unframer};
+use crate::work;
 
 /// Why one client connection failed.
 #[derive(Debug, thiserror::Error)]
@@ -184,6 +185,8 @@ impl<'a> Session<'a> {
     fn take(&mut self, data: &[u8]) -> Result<Phase, SessionError> {
         let before = self.verifier.offset();
         self.verifier.check(data)?;
+        // Only a slowed client (the client-slow fault) works per block.
+        work::on_echo(before, data.len(), self.client.pattern.len());
         if let Some(sent) = self.first_sent
             && self.verifier.offset() >= self.client.pattern.len() as u64
         {

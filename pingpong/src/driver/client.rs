@@ -14,7 +14,7 @@ use crate::protocol::Protocol;
 use crate::runtime::Runtime;
 use crate::unavailable::Unavailable;
 use crate::wire::{ClientResult, Datagrams, Line, OpenLoop, Window};
-use crate::{affinity, limits};
+use crate::{affinity, limits, work};
 
 /// Why a client run produced no result.
 #[derive(Debug, thiserror::Error)]
@@ -52,8 +52,10 @@ impl ClientError {
 /// Runs the whole client: connect, warm up, measure, stop, report.
 pub fn run<R: Runtime>(config: ClientConfig) -> Result<ClientResult, ClientError> {
     limits::raise_nofile(config.connections)?;
-    if let Some(Fault::ClientAbortAfter(after)) = fault::get() {
-        fault::abort_after(after);
+    match fault::get() {
+        Some(Fault::ClientAbortAfter(after)) => fault::abort_after(after),
+        Some(Fault::ClientSlow(units)) => work::set(units),
+        _ => {}
     }
     let client = Arc::new(Client::new(config));
     if client.config.arrival == Arrival::Immediate {
