@@ -302,6 +302,8 @@ pub struct Point {
     pub version: String,
     /// The MiB/s of its repetitions: median, min and max.
     pub mib_per_s: Summary,
+    /// The cell was client-bound in that run: a lower bound for the server.
+    pub client_bound: bool,
 }
 
 impl History {
@@ -328,6 +330,7 @@ impl History {
                 commit: row[3].optional_text()?,
                 version: cell.version.clone(),
                 mib_per_s,
+                client_bound: cell.client_bound,
             };
             let key = format!("{machine} {:?}", identity(&cell));
             let series = all.entry(key).or_insert_with(|| Series {

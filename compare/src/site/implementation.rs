@@ -53,9 +53,10 @@ pub fn page(site: &Site, name: &str, series: &[&Series]) -> Result<(String, usiz
                     .map(|r| page.link(&r.page(), &when(&point.started)))
                     .unwrap_or_default();
                 page.push(&format!(
-                    "<tr><td>{}</td><td>{:.0}</td><td>{run}</td></tr>\n",
+                    "<tr><td>{}</td><td>{:.0}{}</td><td>{run}</td></tr>\n",
                     escape(&s.cell.label()),
-                    point.mib_per_s.median
+                    point.mib_per_s.median,
+                    bound(point.client_bound)
                 ));
             }
             page.push("</table>\n");
@@ -122,7 +123,7 @@ fn chart(site: &Site, series: &Series, page: &mut Page) -> Result<()> {
         .points
         .iter()
         .map(|p| over_runs::Run {
-            label: day_and_time(&p.started),
+            label: format!("{}{}", day_and_time(&p.started), bound(p.client_bound)),
             mib_per_s: p.mib_per_s,
         })
         .collect();
@@ -131,10 +132,14 @@ fn chart(site: &Site, series: &Series, page: &mut Page) -> Result<()> {
         true => format!("{} step(s) found", steps.len()),
         false => "too few runs to look for steps".into(),
     };
+    let bound_note = match series.points.iter().any(|p| p.client_bound) {
+        true => "; ^ after a run's time: client-bound, a lower bound for the server",
+        false => "",
+    };
     page.push(&format!(
         "<figure id=\"{}\">\n{}\n<figcaption>{}: {} runs; {judged}. Points: each run's median, \
          whiskers its min and max; grey: the level between steps (the median of its runs); red \
-         dashes: where a step begins</figcaption></figure>\n",
+         dashes: where a step begins{bound_note}</figcaption></figure>\n",
         anchor(series),
         svg.trim(),
         escape(&label),
@@ -183,4 +188,9 @@ pub fn step_line(site: &Site, page: &Page, series: &Series, step: &Step) -> Stri
         step.after,
         escape(&step.cause)
     )
+}
+
+/// The mark of a client-bound run, as the tables make it.
+fn bound(client_bound: bool) -> &'static str {
+    if client_bound { "^" } else { "" }
 }
