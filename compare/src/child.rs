@@ -3,7 +3,7 @@
 //! deadline, and killed with its whole group when dropped (or, on Ctrl-C,
 //! with every other child at once).
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::iter;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -206,6 +206,14 @@ impl Child {
     }
 
     /// Closes its stdin: our binaries' signal to stop, or to exit.
+    /// Writes `text` and a newline to its stdin.
+    pub fn send_line(&mut self, text: &str) -> Result<()> {
+        let stdin = self.stdin.as_mut().context("its stdin is closed")?;
+        writeln!(stdin, "{text}")?;
+        stdin.flush()?;
+        Ok(())
+    }
+
     pub fn close_stdin(&mut self) {
         drop(self.stdin.take());
     }

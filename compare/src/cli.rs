@@ -245,6 +245,13 @@ pub struct RunArgs {
     /// (default: the same folder as here).
     #[arg(long, requires = "remote")]
     pub remote_bin_dir: Option<PathBuf>,
+    /// Start the clients on this host over ssh (ssh://[USER@]HOST[:PORT];
+    /// repeatable): the connections split among the hosts, all started by
+    /// one signal, their throughput summed and round trips merged. The
+    /// server must be on a host they reach (--remote or --server); their
+    /// binaries lie where the --remote host's do.
+    #[arg(long = "client-host", value_name = "ssh://HOST")]
+    pub client_hosts: Vec<String>,
     /// The loads where neither --connections nor --threads names them:
     /// quick (the muduo article's matrix less its 10,000-connection load,
     /// which a 2-core machine cannot also repeat to the default precision
@@ -258,7 +265,7 @@ pub struct RunArgs {
     /// UDP; 1 thread; 0.25 s of warm-up, 1 s windows, 3 repetitions).
     #[arg(long, value_parser = one_of::<preset::Preset>(), conflicts_with_all = [
         "matrix", "connections", "threads", "block", "window", "protocol", "tls", "seconds",
-        "warmup", "rates", "churn", "server", "remote"
+        "warmup", "rates", "churn", "server", "remote", "client_hosts"
     ])]
     pub preset: Option<preset::Preset>,
     /// Connection counts; with --threads, the matrix is their cross product
@@ -393,7 +400,7 @@ pub struct RunArgs {
     /// Continue the interrupted run in this folder with its own options,
     /// skipping the runs its results.json already holds.
     #[arg(long, conflicts_with_all = [
-        "runtimes", "client", "external", "server", "remote", "remote_bin_dir", "matrix", "connections",
+        "runtimes", "client", "external", "server", "remote", "remote_bin_dir", "client_hosts", "matrix", "connections",
         "threads", "client_threads", "client_cpus", "block", "window", "work", "protocol", "shapes", "seconds", "warmup", "repeat", "precision",
         "max_repeat", "budget", "noisy", "pin", "no_latency", "no_cost", "counted", "out", "preset",
         "arrival", "churn", "rates", "p99_bound", "pre_releases", "step", "tls", "no_handshakes",
@@ -500,6 +507,7 @@ mod tests {
                 "--external",
                 "--server",
                 "--remote",
+                "--client-host",
                 "--connections",
                 "--threads",
                 "--client-threads",

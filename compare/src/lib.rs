@@ -8,7 +8,7 @@
 //! - the readers of results: [`report`], [`check`], [`history`];
 //! - one repetition and the plan of a run: [`plan`], [`repetition`] (what
 //!   the loop asks of a [`repetition::Measure`]; real: [`pair`], over
-//!   [`child`]), [`progress`];
+//!   [`child`], with [`client_hosts`] where clients run elsewhere), [`progress`];
 //! - the programs and the machine: [`binaries`], [`cargo`], [`versions`],
 //!   [`releases`], [`upkeep`], [`environment`];
 //! - the instruments ([`measure`]) and where servers run ([`remote`]);
@@ -25,6 +25,7 @@ pub mod cargo;
 pub mod check;
 pub mod child;
 pub mod cli;
+pub mod client_hosts;
 pub mod defaults;
 pub mod environment;
 pub mod external;

@@ -180,6 +180,7 @@ fn config(args: &RunArgs) -> Result<Config> {
             sources.push(source.clone());
         }
     }
+    let client_hosts = client_hosts(args, &loads)?;
     Ok(Config {
         implementations: names,
         client: client.as_ref().map(Implementation::name),
@@ -237,7 +238,43 @@ fn config(args: &RunArgs) -> Result<Config> {
             args.remote.as_deref(),
             args.remote_bin_dir.as_deref(),
         ),
+        client_hosts,
     })
+}
+
+/// `--client-host`'s hosts, where the run can split its clients among them.
+fn client_hosts(args: &RunArgs, loads: &[Load]) -> Result<Vec<String>> {
+    let hosts = &args.client_hosts;
+    if hosts.is_empty() {
+        return Ok(Vec::new());
+    }
+    if args.server.is_none() && args.remote.is_none() {
+        bail!(
+            "--client-host: the server must be on a host the clients reach; add --remote \
+             ssh://HOST (or --server HOST:PORT)"
+        );
+    }
+    let refused = [
+        (
+            !args.rates.is_empty(),
+            "--rates: the open loop's generator runs on one host",
+        ),
+        (
+            args.counted.is_some(),
+            "--counted: no client on another host is counted",
+        ),
+    ];
+    if let Some((_, why)) = refused.iter().find(|(given, _)| *given) {
+        bail!("--client-host does not run with {why}");
+    }
+    if let Some(load) = loads.iter().find(|l| l.connections < hosts.len()) {
+        bail!(
+            "--client-host: {} connection(s) cannot be split among {} client hosts",
+            load.connections,
+            hosts.len()
+        );
+    }
+    Ok(hosts.clone())
 }
 
 /// The loads of `--matrix`, for the CPUs here unless the server runs

@@ -11,9 +11,10 @@ use anyhow::{Context, Result, anyhow, bail, ensure};
 use pingpong::cli::{Cli, ClientArgs, Command, ServerArgs, Sizes};
 use pingpong::client::{Arrival, ClientConfig};
 use pingpong::protocol::Protocol;
-use pingpong::wire::{Failure, Line, Window};
+use pingpong::wire::{Line, Window};
 
 use crate::child::{Child, Counting, EXIT_DEADLINE};
+use crate::client_hosts;
 use crate::external::{self, External};
 use crate::matrix::Tls;
 use crate::measure::callgrind::{self, Callgrind};
@@ -35,6 +36,8 @@ const MARGIN: Duration = Duration::from_secs(5);
 /// `counted`, also counts each side's instructions for that many blocks.
 pub struct ProcessPair {
     site: Site,
+    /// `--client-host`: where the clients run, if not here.
+    client_hosts: Vec<Ssh>,
     counted: Option<(u64, Result<Callgrind, String>)>,
     /// Held while repetitions are counted, so that each process's counters
     /// open quickly; dropped before a timed one, since while it is held
@@ -52,9 +55,10 @@ const UNDER_VALGRIND: &str = "io_uring under valgrind: a thread waiting in io_ur
 const TIMED: &str = "a timed window is not counted: counting slows every system call";
 
 impl ProcessPair {
-    pub fn new(site: Site, counted: Option<u64>) -> Self {
+    pub fn new(site: Site, client_hosts: Vec<Ssh>, counted: Option<u64>) -> Self {
         Self {
             site,
+            client_hosts,
             counted: counted.map(|blocks| (blocks, Callgrind::find())),
             warm: None,
         }
@@ -126,7 +130,7 @@ struct Server {
 
 impl Measure for ProcessPair {
     fn measure(&mut self, job: &Job) -> Result<Measurement, RepetitionError> {
-        if let Some(unavailable) = unsupported(job, &self.site) {
+        if let Some(unavailable) = unsupported(job, &self.site, !self.client_hosts.is_empty()) {
             return Err(unavailable);
         }
         self.counting(job.counting);
@@ -213,12 +217,16 @@ impl ProcessPair {
             (false, Mode::Timed) => Counting::Off(TIMED),
         };
         let mut server = start_server(job, &self.site, mode, counting)?;
-        // The counters of this host's kernel say nothing of a server on another.
-        let tcp_before = match self.site {
-            Site::Ssh(_) => None,
-            Site::Local | Site::Given(_) => TcpStats::read().ok(),
+        // The counters of this host's kernel say nothing of a server or
+        // clients on another.
+        let tcp_before = match (&self.site, &self.client_hosts[..]) {
+            (Site::Local | Site::Given(_), []) => TcpStats::read().ok(),
+            _ => None,
         };
         let measured = match job.client {
+            Program::Binary { path, .. } if !self.client_hosts.is_empty() => {
+                hosted_clients(job, path, &self.client_hosts, &server)
+            }
             Program::Binary { path, .. } => our_client(job, path, &mut server, mode, counting),
             Program::External(e) => external_client(job, e, &mut server).map_err(Into::into),
             Program::Unbuilt { reason, .. } => Err(anyhow!("{reason}").into()),
@@ -237,7 +245,7 @@ impl ProcessPair {
             match job.server {
                 Program::Binary { .. } => {
                     let last = process.stop()?;
-                    measured.served = last.iter().find_map(|text| match line(text) {
+                    measured.served = last.iter().find_map(|text| match Line::parse(text) {
                         Some(Line::Served(served)) => Some(served.into()),
                         _ => None,
                     });
@@ -328,9 +336,10 @@ fn values<'h>(job: &Job, side: Side, host: &'h str, port: u16) -> external::Valu
     }
 }
 
-/// Why an external program cannot run this workload, if it cannot; a
-/// server started by hand is what it is.
-fn unsupported(job: &Job, site: &Site) -> Option<RepetitionError> {
+/// Why an external program cannot run this workload (or, with `hosted`
+/// clients, run its client on other hosts), if it cannot; a server started
+/// by hand is what it is.
+fn unsupported(job: &Job, site: &Site, hosted: bool) -> Option<RepetitionError> {
     let unbuilt = [(Side::Server, job.server), (Side::Client, job.client)]
         .into_iter()
         .find_map(|(side, program)| match program {
@@ -358,6 +367,10 @@ fn unsupported(job: &Job, site: &Site) -> Option<RepetitionError> {
         _ => None,
     };
     let client = match job.client {
+        Program::External(e) if hosted => Some((
+            e,
+            "its client runs on this host only, not on --client-host hosts".into(),
+        )),
         Program::External(e) => e
             .client_unsupported(
                 job.workload.window,
@@ -422,9 +435,9 @@ fn ready(
     deadline: Instant,
     host: Option<IpAddr>,
 ) -> Result<Server, RepetitionError> {
-    let ready = match process.next_line(deadline, "server start", line)? {
+    let ready = match process.next_line(deadline, "server start", Line::parse)? {
         Line::Ready(ready) => ready,
-        Line::Error(f) => return Err(failure(Side::Server, f)),
+        Line::Error(f) => return Err(RepetitionError::of_failure(Side::Server, f)),
         other => {
             return Err(anyhow!("server printed {other:?} instead of its ready line").into());
         }
@@ -486,11 +499,6 @@ fn external_server(
     })
 }
 
-/// A line of our binaries' stdout; anything else they print is not ours to read.
-fn line(text: &str) -> Option<Line> {
-    serde_json::from_str(text).ok()
-}
-
 /// The client's settings, for the deadlines it keeps itself.
 fn client_config(job: &Job, connect: SocketAddr) -> ClientConfig {
     ClientConfig {
@@ -509,6 +517,7 @@ fn client_config(job: &Job, connect: SocketAddr) -> ClientConfig {
         rate: job.workload.rate,
         tls: None,
         knobs: Default::default(),
+        start_signal: false,
     }
 }
 
@@ -543,6 +552,33 @@ fn costs(
     (cost, absent)
 }
 
+/// Our client's arguments for `config`, against `server`.
+fn client_args(job: &Job, config: &ClientConfig, server: &Server) -> Result<ClientArgs> {
+    let tls_trust = match job.workload.tls {
+        None => None,
+        Some(_) => Some(server.certificate.clone().ok_or_else(|| {
+            anyhow!("the server's ready line carries no certificate for the client to trust")
+        })?),
+    };
+    Ok(ClientArgs {
+        connect: server.addr,
+        sizes: sizes(job, Side::Client),
+        connections: job.load.connections as u32,
+        warmup: config.warmup.as_secs_f64(),
+        seconds: config.seconds.as_secs_f64(),
+        blocks: config.blocks,
+        no_latency: !config.latency,
+        arrival: config.arrival,
+        churn: config.churn,
+        rate: config.rate,
+        tls_trust,
+        tls_resumption: job.workload.tls == Some(Tls::Resumption),
+        // Lingering, it is still alive (not a zombie) when sampled at the window's end.
+        linger: true,
+        start_signal: false,
+    })
+}
+
 fn our_client(
     job: &Job,
     bin: &Path,
@@ -562,28 +598,7 @@ fn our_client(
         config.warmup = Duration::ZERO;
         config.latency = false;
     }
-    let tls_trust = match job.workload.tls {
-        None => None,
-        Some(_) => Some(server.certificate.clone().ok_or_else(|| {
-            anyhow!("the server's ready line carries no certificate for the client to trust")
-        })?),
-    };
-    let client = ClientArgs {
-        connect: server.addr,
-        sizes: sizes(job, Side::Client),
-        connections: job.load.connections as u32,
-        warmup: config.warmup.as_secs_f64(),
-        seconds: config.seconds.as_secs_f64(),
-        blocks: config.blocks,
-        no_latency: !config.latency,
-        arrival: config.arrival,
-        churn: config.churn,
-        rate: config.rate,
-        tls_trust,
-        tls_resumption: job.workload.tls == Some(Tls::Resumption),
-        // Lingering, it is still alive (not a zombie) when sampled at the window's end.
-        linger: true,
-    };
+    let client = client_args(job, &config, server)?;
     let args = Cli {
         command: Command::Client(client),
         knobs: knobs(job.client),
@@ -610,7 +625,7 @@ fn our_client(
         + config.first_round_deadline()
         + MARGIN;
     let result = loop {
-        match client.next_line(deadline, stage, line)? {
+        match client.next_line(deadline, stage, Line::parse)? {
             Line::Window(Window::Open) => {
                 counted_from = Some([server.counts(Edge::Opens), client.counts(Edge::Opens)]);
                 opened = Some(sample());
@@ -624,7 +639,7 @@ fn our_client(
                 deadline = Instant::now() + config.drain_deadline() + MARGIN;
             }
             Line::Result(result) => break result,
-            Line::Error(f) => return Err(failure(Side::Client, f)),
+            Line::Error(f) => return Err(RepetitionError::of_failure(Side::Client, f)),
             other => {
                 return Err(anyhow!("client printed {other:?} instead of its result").into());
             }
@@ -662,13 +677,43 @@ fn our_client(
         server_usage: usage(0),
         client_usage: usage(1),
         server_cpus: server.cpus.clone(),
-        client: ClientMeasurement::Ours(Box::new(result)),
+        client: ClientMeasurement::Ours(result),
         server_cost,
         client_cost,
         cost_absent,
         counted: None,
         tcp: None,
         served: None,
+        client_hosts: None,
+    })
+}
+
+/// Our client on the `--client-host` hosts: what they measured, merged,
+/// and each host's part. Nothing is sampled or counted from here.
+fn hosted_clients(
+    job: &Job,
+    bin: &Path,
+    hosts: &[Ssh],
+    server: &Server,
+) -> Result<Measurement, RepetitionError> {
+    let config = client_config(job, server.addr);
+    let args = client_args(job, &config, server)?;
+    let (result, parts) = client_hosts::run(hosts, bin, &args, &knobs(job.client), &config)?;
+    if let Some(wrong) = tls_mismatch(job, result.tls.as_deref()) {
+        return Err(anyhow!("client {wrong}").into());
+    }
+    Ok(Measurement {
+        client: ClientMeasurement::Ours(Box::new(result)),
+        server_usage: None,
+        client_usage: None,
+        server_cpus: server.cpus.clone(),
+        server_cost: None,
+        client_cost: None,
+        cost_absent: Some("the clients run on other hosts".into()),
+        counted: None,
+        tcp: None,
+        served: None,
+        client_hosts: Some(parts),
     })
 }
 
@@ -721,6 +766,7 @@ fn external_client(job: &Job, e: &External, server: &mut Server) -> Result<Measu
         counted: None,
         tcp: None,
         served: None,
+        client_hosts: None,
     })
 }
 
@@ -765,18 +811,6 @@ fn ssh_server_args(ssh: &Ssh, bin: &Path, job: &Job) -> Result<Vec<String>> {
     let mut remote = vec![remote_bin];
     remote.extend(server_args(job, SocketAddr::new(ssh.ip, 0)));
     Ok(ssh.args(&remote))
-}
-
-/// A process's error line: unavailable with its reason, or failed.
-fn failure(side: Side, f: Failure) -> RepetitionError {
-    match f.unavailable {
-        Some(short) => RepetitionError::Unavailable {
-            side,
-            short,
-            message: f.message,
-        },
-        None => anyhow!("{side}: {}", f.message).into(),
-    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! Servers on another host: one already running (`--server HOST:PORT`), or
-//! one started there over ssh for every repetition (`--remote ssh://HOST`).
+//! one started there over ssh for every repetition (`--remote ssh://HOST`);
+//! and clients on other hosts, started over ssh (`--client-host`).
 
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
@@ -28,6 +29,8 @@ pub enum Site {
 
 /// A host reached over ssh, where the same binaries lie in `bin_dir`.
 pub struct Ssh {
+    /// As given: `ssh://[USER@]HOST[:PORT]`.
+    pub url: String,
     /// The ssh program and its options (`COMPARE_SSH_COMMAND`, else `ssh`).
     pub program: String,
     pub options: Vec<String>,
@@ -78,11 +81,34 @@ pub fn site(remote: Option<&Remote>, local_bins: &Path) -> Result<(Site, Option<
             let bin_dir = bin_dir
                 .as_ref()
                 .map_or(local_bins.to_path_buf(), PathBuf::from);
-            let ssh = Ssh::parse(url, bin_dir)?;
+            let ssh = Ssh::parse("--remote", url, bin_dir)?;
             let host = ssh.describe()?;
             Ok((Site::Ssh(ssh), Some(host)))
         }
     }
+}
+
+/// The hosts of `--client-host`, each checked to answer over ssh; their
+/// binaries lie where the `--remote` host's do (`--remote-bin-dir`), else
+/// in `local_bins` as here.
+pub fn client_hosts(
+    urls: &[String],
+    remote: Option<&Remote>,
+    local_bins: &Path,
+) -> Result<Vec<Ssh>> {
+    let bin_dir = match remote {
+        Some(Remote::Ssh {
+            bin_dir: Some(dir), ..
+        }) => PathBuf::from(dir),
+        _ => local_bins.to_path_buf(),
+    };
+    urls.iter()
+        .map(|url| {
+            let ssh = Ssh::parse("--client-host", url, bin_dir.clone())?;
+            ssh.describe()?;
+            Ok(ssh)
+        })
+        .collect()
 }
 
 fn resolve(address: &str) -> Result<SocketAddr> {
@@ -94,9 +120,9 @@ fn resolve(address: &str) -> Result<SocketAddr> {
 }
 
 impl Ssh {
-    /// Parses `ssh://[USER@]HOST[:PORT]`.
-    fn parse(url: &str, bin_dir: PathBuf) -> Result<Self> {
-        let expected = || format!("--remote {url:?}: expected ssh://[USER@]HOST[:PORT]");
+    /// Parses `ssh://[USER@]HOST[:PORT]`, given to `option`.
+    fn parse(option: &str, url: &str, bin_dir: PathBuf) -> Result<Self> {
+        let expected = || format!("{option} {url:?}: expected ssh://[USER@]HOST[:PORT]");
         let parsed = Url::parse(url).with_context(expected)?;
         ensure!(parsed.scheme() == "ssh", expected());
         // ssh takes an IPv6 address without the URL's brackets.
@@ -104,14 +130,14 @@ impl Ssh {
             Some(UrlHost::Domain(name)) => name.to_string(),
             Some(UrlHost::Ipv4(ip)) => ip.to_string(),
             Some(UrlHost::Ipv6(ip)) => ip.to_string(),
-            None => bail!("--remote {url:?} names no host"),
+            None => bail!("{option} {url:?} names no host"),
         };
-        ensure!(!host.is_empty(), "--remote {url:?} names no host");
+        ensure!(!host.is_empty(), "{option} {url:?} names no host");
         let ip = (host.as_str(), 0)
             .to_socket_addrs()
-            .with_context(|| format!("--remote {url:?}: cannot resolve {host}"))?
+            .with_context(|| format!("{option} {url:?}: cannot resolve {host}"))?
             .next()
-            .with_context(|| format!("--remote {url:?}: {host} has no address"))?
+            .with_context(|| format!("{option} {url:?}: {host} has no address"))?
             .ip();
         let destination = match parsed.username() {
             "" => host,
@@ -124,6 +150,7 @@ impl Ssh {
             .with_context(|| format!("{SSH_COMMAND} {command:?} is not a command line"))?;
         let program = words.remove(0);
         Ok(Self {
+            url: url.into(),
             program,
             options: words,
             destination,
@@ -156,7 +183,8 @@ impl Ssh {
             .with_context(|| format!("starting {}", self.program))?;
         if !out.status.success() {
             bail!(
-                "--remote: {} {} failed ({}): {}",
+                "{}: {} {} failed ({}): {}",
+                self.url,
                 self.program,
                 self.destination,
                 out.status,
@@ -188,17 +216,20 @@ mod tests {
 
     #[test]
     fn ssh_urls_give_destination_and_port() {
-        let ssh = Ssh::parse("ssh://bench@127.0.0.1:2222", "/opt/bin".into()).unwrap();
+        let ssh = Ssh::parse("--remote", "ssh://bench@127.0.0.1:2222", "/opt/bin".into()).unwrap();
         assert_eq!(
             (ssh.destination.as_str(), ssh.port, ssh.ip.to_string()),
             ("bench@127.0.0.1", Some(2222), "127.0.0.1".into())
         );
-        let ssh = Ssh::parse("ssh://[::1]", "/opt/bin".into()).unwrap();
+        let ssh = Ssh::parse("--remote", "ssh://[::1]", "/opt/bin".into()).unwrap();
         assert_eq!((ssh.port, ssh.ip.to_string()), (None, "::1".into()));
         let args = ssh.args(&["/opt/my bin/x".into(), "server".into()]);
         assert_eq!(args[args.len() - 1], "'/opt/my bin/x' server");
         for bad in ["http://host", "ssh://", "ssh://host:port"] {
-            assert!(Ssh::parse(bad, "/".into()).is_err(), "{bad}");
+            assert!(
+                Ssh::parse("--client-host", bad, "/".into()).is_err(),
+                "{bad}"
+            );
         }
     }
 }

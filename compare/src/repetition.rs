@@ -8,14 +8,14 @@ use std::time::Duration;
 
 use anyhow::{Result, ensure};
 use pingpong::client::Arrival;
-use pingpong::wire::ClientResult;
+use pingpong::wire::{ClientResult, Failure};
 
 use crate::matrix::{Load, Workload};
 use crate::placement::Placement;
 use crate::program::Program;
 use crate::results::TcpStats;
 use crate::results::Usage;
-use crate::results::{Cost, Counted, OpenLoop, Resumptions, Rtt, Run, Series, Served};
+use crate::results::{ClientHosts, Cost, Counted, OpenLoop, Resumptions, Rtt, Run, Series, Served};
 
 /// What one repetition runs.
 pub struct Job<'a> {
@@ -61,6 +61,8 @@ pub struct Measurement {
     pub tcp: Option<TcpStats>,
     /// What our server said its connections did, as it stopped.
     pub served: Option<Served>,
+    /// With `--client-host`: each host's part; `client` is theirs merged.
+    pub client_hosts: Option<ClientHosts>,
 }
 
 #[derive(Debug)]
@@ -140,6 +142,7 @@ impl Measurement {
             counted_absent: m.counted.and_then(Result::err),
             served: m.served,
             client_bound: false,
+            client_hosts: m.client_hosts,
         };
         match m.client {
             ClientMeasurement::Ours(r) => {
@@ -203,6 +206,20 @@ pub enum RepetitionError {
     /// It failed: crashed, hung past a deadline, corrupted the stream.
     #[error("{0:#}")]
     Failed(#[from] anyhow::Error),
+}
+
+impl RepetitionError {
+    /// A process's error line: unavailable with its reason, or failed.
+    pub fn of_failure(side: Side, f: Failure) -> Self {
+        match f.unavailable {
+            Some(short) => Self::Unavailable {
+                side,
+                short,
+                message: f.message,
+            },
+            None => anyhow::anyhow!("{side}: {}", f.message).into(),
+        }
+    }
 }
 
 /// Measures repetitions.

@@ -519,7 +519,14 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "one repetition and the plan of a run",
-        &["child", "repetition", "pair", "plan", "progress"],
+        &[
+            "child",
+            "repetition",
+            "client_hosts",
+            "pair",
+            "plan",
+            "progress",
+        ],
     ),
     ("the readers of results", &["history", "report", "check"]),
     ("the commands", &["run", "bisect", "list", "site"]),

@@ -33,6 +33,7 @@ fn session(c: &mut Criterion) {
             rate: None,
             tls: None,
             knobs: Default::default(),
+            start_signal: false,
         });
         client.open_window();
         let mut session = Session::new(&client);

@@ -117,6 +117,12 @@ pub struct ClientArgs {
     /// orchestrator samples a live process at the window's end.
     #[arg(long)]
     pub linger: bool,
+    /// Once every connection is up, print a connected line and wait for a
+    /// line on stdin before starting (an orchestrator's signal, which
+    /// starts clients on several hosts together); the result then gives
+    /// the window's edges after it.
+    #[arg(long, conflicts_with = "blocks")]
+    pub start_signal: bool,
 }
 
 /// What both sides agree on.
@@ -228,6 +234,7 @@ impl ClientArgs {
         }
         flag(&mut args, "--tls-resumption", self.tls_resumption);
         flag(&mut args, "--linger", self.linger);
+        flag(&mut args, "--start-signal", self.start_signal);
         args
     }
 }
@@ -321,6 +328,7 @@ impl TryFrom<ClientArgs> for ClientConfig {
             rate: a.rate,
             tls: tls.map(Arc::new),
             knobs: Settings::default(),
+            start_signal: a.start_signal,
         })
     }
 }
@@ -405,7 +413,7 @@ pub fn main<R: Runtime>() -> ExitCode {
                 message: e.to_string(),
                 unavailable: e.unavailable().map(Into::into),
             })?;
-            Line::Result(result).print();
+            Line::Result(Box::new(result)).print();
             if linger {
                 let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
             }
@@ -551,6 +559,7 @@ mod tests {
                         tls_trust: tls.as_ref().map(|(trust, _)| trust.clone()),
                         tls_resumption: tls.is_some_and(|(_, resume)| resume),
                         linger,
+                        start_signal: false,
                     };
                     // What the flags allow together: counted blocks, a timed
                     // window with or without latency, churn or arrival, or the
@@ -560,6 +569,7 @@ mod tests {
                         1 => {
                             (client.warmup, client.seconds) = (warmup, seconds);
                             client.no_latency = immediate;
+                            client.start_signal = linger;
                         }
                         2 => {
                             (client.warmup, client.seconds) = (warmup, seconds);

@@ -11,10 +11,13 @@ use serde::{Deserialize, Serialize};
 pub enum Line {
     /// The server accepts connections at this address.
     Ready(Ready),
+    /// The client's connections are up, and it waits for the start signal
+    /// (a line on stdin; `--start-signal`).
+    Connected,
     /// The client's measurement window opened or closed.
     Window(Window),
     /// The client's measurement.
-    Result(ClientResult),
+    Result(Box<ClientResult>),
     /// What the server's connections did, printed as it stops.
     Served(Served),
     /// The process could not do its job.
@@ -22,6 +25,12 @@ pub enum Line {
 }
 
 impl Line {
+    /// A line of a runtime binary's stdout, if it is one: anything else the
+    /// binary prints is not the orchestrator's to read.
+    pub fn parse(text: &str) -> Option<Line> {
+        serde_json::from_str(text).ok()
+    }
+
     /// Prints the line on stdout, where the orchestrator reads it.
     pub fn print(&self) {
         println!(
@@ -113,6 +122,10 @@ pub struct ClientResult {
     /// How long each slice lasted, in seconds (they add up to `seconds`).
     #[serde(default)]
     pub slice_seconds: Vec<f64>,
+    /// With `--start-signal`: when the window opened and closed, in seconds
+    /// after the signal came, on this host's monotonic clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_edges: Option<[f64; 2]>,
 }
 
 /// What a UDP client's sockets sent inside the window, and how many of

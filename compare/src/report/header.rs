@@ -127,6 +127,15 @@ impl Header {
         if let Some(servers) = servers(results) {
             lines.insert(2, ("Servers".into(), servers));
         }
+        if !config.client_hosts.is_empty() {
+            let clients = format!(
+                "started over ssh on {} hosts, the connections split among them, their \
+                 throughput summed and round trips merged: {}",
+                config.client_hosts.len(),
+                config.client_hosts.join(", ")
+            );
+            lines.insert(3, ("Clients".into(), clients));
+        }
         Self {
             title: format!(
                 "pingpong: {} implementation(s) on {cpus} CPUs",

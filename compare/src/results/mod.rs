@@ -198,6 +198,9 @@ pub struct Config {
     /// Where the servers ran, when not on this host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote: Option<Remote>,
+    /// `--client-host`: the hosts the clients ran on, over ssh; none: here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client_hosts: Vec<String>,
 }
 
 /// A client's TLS handshakes with resumption on: all of them, and those
@@ -655,6 +658,37 @@ pub struct Run {
     /// the run's usage whenever a file is read).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub client_bound: bool,
+    /// With `--client-host`: the hosts' clients, each with its part of the
+    /// repetition; the figures above are theirs summed and merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_hosts: Option<ClientHosts>,
+}
+
+/// The clients of one repetition on several hosts, started by one signal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ClientHosts {
+    /// How far apart the hosts' windows opened, in seconds: the spread of
+    /// `window[0]` over the hosts (each on its own clock, after the signal).
+    pub skew_seconds: f64,
+    /// Each host's part, in the order given.
+    pub parts: Vec<HostPart>,
+}
+
+/// One client host's part of a repetition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct HostPart {
+    /// Its `--client-host` URL.
+    pub host: String,
+    pub connections: usize,
+    pub bytes: u64,
+    pub seconds: f64,
+    pub mib_per_s: f64,
+    /// Its round trips, before they were merged with the other hosts'.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt: Option<Rtt>,
+    /// When its window opened and closed: seconds after the start signal
+    /// came, on that host's monotonic clock.
+    pub window: [f64; 2],
 }
 
 /// What a UDP client's sockets sent inside the window and lost.

@@ -419,6 +419,7 @@ mod tests {
                 cpus: vec![1],
                 series: vec![bytes / 2, bytes - bytes / 2],
                 slice_seconds: vec![0.5, 0.5],
+                window_edges: None,
             })),
             server_usage: None,
             client_usage: None,
@@ -429,6 +430,7 @@ mod tests {
             counted: None,
             tcp: None,
             served: None,
+            client_hosts: None,
         }
     }
 
@@ -502,6 +504,7 @@ mod tests {
             counted_blocks: None,
             externals: Vec::new(),
             remote: None,
+            client_hosts: Vec::new(),
         }
     }
 

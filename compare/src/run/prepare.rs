@@ -79,6 +79,8 @@ pub fn prepare(plan: &Plan, results: &mut Results, out: &Path, build: &Build) ->
         .map(Path::to_path_buf)
         .unwrap_or_default();
     let (site, server_host) = remote::site(config.remote.as_ref(), &local_bins)?;
+    let client_hosts =
+        remote::client_hosts(&config.client_hosts, config.remote.as_ref(), &local_bins)?;
     let mut notes = Vec::new();
     if let Site::Given(addr) = site {
         notes.push(format!(
@@ -122,6 +124,9 @@ pub fn prepare(plan: &Plan, results: &mut Results, out: &Path, build: &Build) ->
     results.save(&crate::results::file::in_folder(out))?;
     let counting = match results.config.cost {
         Some(false) => Err("--no-cost: no cost run was asked for".into()),
+        _ if !client_hosts.is_empty() => {
+            Err("the clients run on other hosts: the kernel here counts neither side".into())
+        }
         _ => Counters::warm().map(drop),
     };
     if counters::mounted_tracefs() {
@@ -133,7 +138,7 @@ pub fn prepare(plan: &Plan, results: &mut Results, out: &Path, build: &Build) ->
     Ok(Prepared {
         programs,
         placements,
-        pair: ProcessPair::new(site, results.config.counted_blocks),
+        pair: ProcessPair::new(site, client_hosts, results.config.counted_blocks),
         counting,
         notes,
     })

@@ -4,6 +4,7 @@
 mod arrivals;
 mod check;
 mod client_bound;
+mod client_hosts;
 mod common;
 mod errors;
 mod external;
@@ -13,6 +14,7 @@ mod history_file;
 mod history_stores;
 mod interop;
 mod knobs;
+mod netns;
 mod open_loop;
 mod report;
 mod run;

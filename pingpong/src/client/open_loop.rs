@@ -274,6 +274,7 @@ mod tests {
             rate: Some(rate),
             tls: None,
             knobs: Default::default(),
+            start_signal: false,
         })
     }
 

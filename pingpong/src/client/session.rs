@@ -312,6 +312,7 @@ pub(crate) mod tests {
             rate: None,
             tls: None,
             knobs: Default::default(),
+            start_signal: false,
         }
     }
 

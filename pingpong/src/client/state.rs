@@ -87,6 +87,9 @@ pub struct ClientConfig {
     pub tls: Option<Arc<crate::tls::Connector>>,
     /// The runtime's builder settings.
     pub knobs: crate::knobs::Settings,
+    /// Once connected, wait for a line on stdin before starting: the start
+    /// signal of an orchestrator that aligns clients on several hosts.
+    pub start_signal: bool,
 }
 
 /// The state every connection of one client process shares.
@@ -596,6 +599,7 @@ mod tests {
             rate: None,
             tls: None,
             knobs: Default::default(),
+            start_signal: false,
         })
     }
 

@@ -37,6 +37,8 @@ pub enum ClientError {
     DrainTimeout(Duration),
     #[error("the connections did not round-trip their blocks within {0:?}")]
     WindowTimeout(Duration),
+    #[error("stdin closed before the start signal came")]
+    NoStartSignal,
 }
 
 impl ClientError {
@@ -113,6 +115,10 @@ fn drive(
         },
     )?;
     let connect_seconds = start.elapsed().as_secs_f64();
+    let signal = match config.start_signal {
+        true => Some(await_start()?),
+        false => None,
+    };
 
     // The window's edges are announced so that the caller can sample the
     // CPU time of both processes over the window alone.
@@ -225,7 +231,21 @@ fn drive(
         cpus: affinity::cpus(),
         series: shares.series,
         slice_seconds,
+        window_edges: signal.map(|at| {
+            [window_start, window_end].map(|edge| edge.saturating_duration_since(at).as_secs_f64())
+        }),
     })
+}
+
+/// Says the connections are up and waits for the start signal, a line on
+/// stdin; when it came.
+fn await_start() -> Result<Instant, ClientError> {
+    Line::Connected.print();
+    let mut line = String::new();
+    match std::io::stdin().read_line(&mut line) {
+        Ok(n) if n > 0 => Ok(Instant::now()),
+        _ => Err(ClientError::NoStartSignal),
+    }
 }
 
 /// Waits until `reached` holds. A failed connection, a runtime that ended
