@@ -27,7 +27,7 @@ use store::{Row, Store, Value};
 /// PostgreSQL, the table `history_version`).
 pub const VERSION: i64 = 3;
 /// What brings a history of each older version to the next: `MIGRATIONS[v - 1]`
-/// takes version `v` to `v + 1`. The statements are both dialects'.
+/// takes version `v` to `v + 1`. Written for SQLite, as the schema is.
 const MIGRATIONS: [&str; 2] = [
     // UDP: the protocol joins a cell's identity; every older cell is TCP.
     "ALTER TABLE cell ADD COLUMN protocol TEXT NOT NULL DEFAULT 'tcp'",
@@ -113,7 +113,8 @@ impl History {
                 if found > 0 {
                     // An older history: each migration in turn.
                     for migration in &MIGRATIONS[found as usize - 1..] {
-                        db.batch(migration)?;
+                        let statement = db.dialect(migration);
+                        db.batch(&statement)?;
                     }
                     db.set_version(VERSION)?;
                     return Ok(VERSION);

@@ -65,7 +65,7 @@ fn every_bad_option_gets_its_reason_in_two_lines_at_most() {
         ),
         (
             &["--pin", "x"],
-            "is not auto, none or SERVER_CPUS/CLIENT_CPUS",
+            "is not auto, none, SERVER_CPUS/CLIENT_CPUS (e.g. 0-3/4-7) or auto/CLIENT_CPUS",
         ),
         (&["--pin", "4096/0"], "--pin names CPU 4096"),
         (&["--runtimes", "tokio@1.47"], "the version must be exact"),

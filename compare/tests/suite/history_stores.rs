@@ -267,7 +267,7 @@ fn holds(store: &dyn Store) {
     the_past_of_a_cell_is_its_own_on_one_machine_before_a_time(store);
     a_run_that_fails_halfway_leaves_nothing_of_itself(store);
     a_newer_schema_or_a_database_of_something_else_is_refused(store);
-    a_version_1_history_is_migrated_and_the_protocol_tells_cells_apart(store);
+    a_version_1_history_is_migrated_and_protocol_and_client_threads_tell_cells_apart(store);
     two_runs_appended_at_once_both_land(store);
 }
 
@@ -361,15 +361,19 @@ fn a_newer_schema_or_a_database_of_something_else_is_refused(store: &dyn Store) 
     );
 }
 
-fn a_version_1_history_is_migrated_and_the_protocol_tells_cells_apart(store: &dyn Store) {
+fn a_version_1_history_is_migrated_and_protocol_and_client_threads_tell_cells_apart(
+    store: &dyn Store,
+) {
     let location = store.fresh("migrated");
     let tcp = started("2026-01-01T00:00:00+00:00");
     History::open(&location)
         .unwrap()
         .append(&tcp, "tcp")
         .unwrap();
-    // What a version 1 history is: no protocol column.
+    // What a version 1 history is: no protocol column, nor the client's
+    // threads of version 3; both migrations then run.
     store.sql(&location, "ALTER TABLE cell DROP COLUMN protocol");
+    store.sql(&location, "ALTER TABLE cell DROP COLUMN client_threads");
     store.set_version(&location, 1);
 
     let mut history = History::open(&location).unwrap();
@@ -386,6 +390,14 @@ fn a_version_1_history_is_migrated_and_the_protocol_tells_cells_apart(store: &dy
     assert!(history.past(&machine, cell, "9999").unwrap().len() == 1);
     let entries = history.entries().unwrap();
     assert_eq!(json(&history.load(entries[1].id).unwrap()), json(&udp));
+    // With a client of other threads than the server's: a cell of its own.
+    let mut sized = started("2026-01-03T00:00:00+00:00");
+    for cell in &mut sized.cells {
+        cell.client_threads = Some(cell.threads + 1);
+    }
+    history.append(&sized, "sized").unwrap();
+    let cell = sized.cells.iter().find(|c| c.status == Status::Ok).unwrap();
+    assert!(history.past(&machine, cell, "9999").unwrap().len() == 1);
     drop(history);
     // Opened again, it is of this version: the column is not added twice.
     History::open(&location).unwrap();
