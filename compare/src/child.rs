@@ -205,7 +205,6 @@ impl Child {
             .ok_or_else(|| anyhow!("{} did not exit within {limit:?}; killed", self.role))
     }
 
-    /// Closes its stdin: our binaries' signal to stop, or to exit.
     /// Writes `text` and a newline to its stdin.
     pub fn send_line(&mut self, text: &str) -> Result<()> {
         let stdin = self.stdin.as_mut().context("its stdin is closed")?;
@@ -214,6 +213,7 @@ impl Child {
         Ok(())
     }
 
+    /// Closes its stdin: our binaries' signal to stop, or to exit.
     pub fn close_stdin(&mut self) {
         drop(self.stdin.take());
     }

@@ -47,17 +47,21 @@ impl Load {
     /// The load in words: "2 threads, 10 connections", "1 thread, client
     /// 2 threads, 10 connections".
     pub fn label(&self) -> String {
-        let client = match self.client_threads {
-            Some(n) => format!(", client {n} thread{}", plural(n as u64)),
-            None => String::new(),
-        };
+        let c = self.connections;
         format!(
-            "{} thread{}{client}, {} connection{}",
-            self.threads,
-            plural(self.threads as u64),
-            self.connections,
-            plural(self.connections as u64)
+            "{}, {c} connection{}",
+            self.threads_words(),
+            plural(c as u64)
         )
+    }
+
+    /// Its thread counts in words: "2 threads", "1 thread, client 2 threads".
+    pub fn threads_words(&self) -> String {
+        let words = |n: usize| format!("{n} thread{}", plural(n as u64));
+        match self.client_threads {
+            Some(n) => format!("{}, client {}", words(self.threads), words(n)),
+            None => words(self.threads),
+        }
     }
 
     /// How file names tell it from the others: "2t-10c", "1t-c2t-10c".

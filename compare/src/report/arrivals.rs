@@ -76,7 +76,7 @@ pub fn tables(view: &View) -> Vec<Grid> {
             .flatten()
             .collect();
             (measured && (immediate || troubled || churn.is_some())).then(|| Grid {
-                title: view.titled(format!("Arrivals, {}{how}", load.label(),)),
+                title: view.titled(format!("Arrivals, {}{how}", load.label())),
                 header: header.clone(),
                 rows: cells.into_iter().map(|c| row(c, churn.is_some())).collect(),
             })

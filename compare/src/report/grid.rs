@@ -56,14 +56,7 @@ impl Section {
     pub fn rows(&self) -> (String, &'static str, Vec<Load>) {
         let first = self.loads[0];
         let (subject, row_name) = match self.varying {
-            Varying::Connections => {
-                let client = match first.client_threads {
-                    Some(n) => format!(", client {n} thread{}", plural(n)),
-                    None => String::new(),
-                };
-                let t = first.threads;
-                (format!("{t} thread{}{client}", plural(t)), "connections")
-            }
+            Varying::Connections => (first.threads_words(), "connections"),
             Varying::Threads => {
                 let c = first.connections;
                 (format!("{c} connection{}", plural(c)), "threads")
