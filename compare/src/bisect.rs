@@ -15,7 +15,6 @@ use semver::Version;
 use crate::check::verdicts::{Metric, Thresholds, judge, within};
 use crate::implementation::Implementation;
 use crate::matrix::Load;
-use crate::named::Named;
 use crate::results::{Cell, Config, Results, Status};
 use crate::shell::shell_words;
 use crate::stats::Verdict;
@@ -45,40 +44,6 @@ pub struct Options {
     /// The smallest change that counts, as a fraction.
     pub threshold: f64,
     pub out: PathBuf,
-}
-
-/// The figure a bisection judges, as `--metric` names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Figure {
-    /// Throughput, MiB/s.
-    Mib,
-    /// The 99th percentile round trip.
-    P99,
-    /// Instructions per block, counted (`--counted`), of the server or the client.
-    ServerInstructions,
-    ClientInstructions,
-}
-
-impl Named for Figure {
-    const ALL: &'static [Self] = &[
-        Self::Mib,
-        Self::P99,
-        Self::ServerInstructions,
-        Self::ClientInstructions,
-    ];
-    const NAMES: &'static [&'static str] =
-        &["mib", "p99", "server-instructions", "client-instructions"];
-}
-
-impl Figure {
-    pub fn metric(self) -> Metric {
-        match self {
-            Self::Mib => Metric::Throughput,
-            Self::P99 => Metric::RttP99,
-            Self::ServerInstructions => Metric::ServerInstructions,
-            Self::ClientInstructions => Metric::ClientInstructions,
-        }
-    }
 }
 
 /// How the search ended.
@@ -145,7 +110,7 @@ pub fn bisect(options: &Options) -> Result<Found> {
         versions.len(),
         options.good,
         options.bad,
-        options.metric.name(),
+        options.metric.label,
         commas(&options.threads),
         commas(&options.connections)
     );
@@ -515,9 +480,10 @@ fn judge_step(
         })
         .collect();
     let sides = within("", results, baseline, candidate)?;
-    // --threshold is the judged figure's, timed or counted.
+    // --threshold is the judged figure's, whatever its kind.
     let thresholds = Thresholds {
         timed: options.threshold,
+        cost: options.threshold,
         counted: options.threshold,
     };
     let comparison = judge(&sides, thresholds, defaults::CONFIDENCE)
@@ -535,7 +501,7 @@ fn judge_step(
     ensure!(
         !cells.is_empty(),
         "no {} of {candidate} to judge",
-        options.metric.name()
+        options.metric.label
     );
     cells.sort_by_key(|(load, _)| *load);
     Ok(cells)

@@ -11,9 +11,11 @@ use pingpong::protocol::MAX_IN_FLIGHT;
 use pingpong::protocol::Protocol;
 use pingpong::server::Shape;
 
+use crate::matrix::Rate;
 use crate::named::Named;
 use crate::placement::Pin;
-use crate::{bisect, check, defaults, matrix, preset, report};
+use crate::results::registry::Figure;
+use crate::{check, defaults, matrix, preset, report};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -35,6 +37,11 @@ pub enum Command {
         /// network; otherwise the upkeep is as cargo last fetched it).
         #[arg(long)]
         refresh: bool,
+        /// The figures instead, as a markdown table: each one's key (what
+        /// `compare check` and `bisect --metric` name), unit, better
+        /// direction, the repetitions that give it and its verdict.
+        #[arg(long, conflicts_with = "refresh")]
+        figures: bool,
     },
     /// Runs the matrix: every implementation at every load, server and client
     /// in separate pinned processes.
@@ -131,10 +138,12 @@ pub struct BisectArgs {
     /// The loads: thread counts, the same on both sides.
     #[arg(long, value_delimiter = ',', default_value = "1", allow_negative_numbers = true, value_parser = count(1024))]
     pub threads: Vec<usize>,
-    /// The figure judged: mib (throughput), p99 (round trip), or with
-    /// --counted server-instructions or client-instructions (per block).
-    #[arg(long, default_value = "mib", value_parser = one_of::<bisect::Figure>())]
-    pub metric: bisect::Figure,
+    /// The figure judged, any the verdicts judge (`compare list figures`):
+    /// mib_per_s, rtt_p99_us, a side's cost per block
+    /// (server_cpu_us_per_block, client_futex_per_block, ...), or with
+    /// --counted its instructions (server_instructions_per_block).
+    #[arg(long, default_value = "mib_per_s", value_parser = judged_figure())]
+    pub metric: &'static Figure,
     /// Count each side's instructions per block under valgrind in every
     /// step (BLOCKS blocks per connection, then twice as many): figures that
     /// hold still where seconds do not, so fewer rounds decide.
@@ -174,6 +183,10 @@ pub struct CheckArgs {
     /// sides are paired round by round; 5 between two runs).
     #[arg(long, value_parser = percent)]
     pub threshold: Option<f64>,
+    /// The same for cost figures: CPU, context switches and system calls
+    /// per block of each side (default: 3 inside one run, 5 between two).
+    #[arg(long, value_parser = percent)]
+    pub cost_threshold: Option<f64>,
     /// The same for counted figures (instructions, system calls per block).
     #[arg(long, default_value_t = defaults::COUNTED_THRESHOLD_PERCENT, value_parser = percent)]
     pub counted_threshold: f64,
@@ -259,13 +272,19 @@ pub struct RunArgs {
     /// CPUs where the server runs here) or muduo (the article's whole matrix).
     #[arg(long, default_value = "quick", value_parser = one_of::<matrix::Matrix>(), conflicts_with_all = ["connections", "threads"])]
     pub matrix: matrix::Matrix,
-    /// Another benchmark's matrix and method: loopback-bench (the C++
-    /// library's loopback benchmark: blocks of 64, 1,024 and 16,384 bytes;
-    /// 1 connection at window 1 and 16 at window 16; TCP, inside TLS and
-    /// UDP; 1 thread; 0.25 s of warm-up, 1 s windows, 3 repetitions).
+    /// A matrix and method by name: loopback-bench (the C++ library's
+    /// loopback benchmark: blocks of 64, 1,024 and 16,384 bytes; 1
+    /// connection at window 1 and 16 at window 16; TCP, inside TLS and UDP;
+    /// 1 thread; 0.25 s of warm-up, 1 s windows, 3 repetitions) or services
+    /// (a service's regression workload: 10 connections, 1 and 2 server
+    /// threads, 1 client thread, the echo and the split, spawn and pool
+    /// shapes, each in the closed loop and in the open loop at 10% and 50%
+    /// of the first implementation's capacity; 0.2 s of warm-up, 0.5 s
+    /// windows, 6 runs and 6 cost runs a cell).
     #[arg(long, value_parser = one_of::<preset::Preset>(), conflicts_with_all = [
-        "matrix", "connections", "threads", "block", "window", "protocol", "tls", "seconds",
-        "warmup", "rates", "churn", "server", "remote", "client_hosts"
+        "matrix", "connections", "threads", "client_threads", "block", "window", "protocol",
+        "shapes", "tls", "seconds", "warmup", "rates", "cost_runs", "churn", "server", "remote",
+        "client_hosts"
     ])]
     pub preset: Option<preset::Preset>,
     /// Connection counts; with --threads, the matrix is their cross product
@@ -336,9 +355,18 @@ pub struct RunArgs {
     /// Open loop (wrk2's model): blocks a second over all connections, sent
     /// on a schedule whatever comes back, each round trip timed from when
     /// its block was due; a list sweeps the rates (latency against load).
-    /// The generator is mio's client for every server.
-    #[arg(long, visible_alias = "rate", value_name = "BLOCKS_PER_S", value_delimiter = ',', allow_negative_numbers = true, value_parser = count(u32::MAX as i64))]
-    pub rates: Vec<usize>,
+    /// A rate such as 10% is that share of the capacity the first
+    /// implementation of --runtimes shows in the closed loop at the same
+    /// load, which then runs too, first. The generator (and the closed
+    /// loop's client) is mio's client for every server.
+    #[arg(
+        long,
+        visible_alias = "rate",
+        value_name = "BLOCKS_PER_S|PERCENT%",
+        value_delimiter = ',',
+        allow_negative_numbers = true
+    )]
+    pub rates: Vec<Rate>,
     /// Every workload also inside TLS 1.3 (rustls, one suite, one provider
     /// for every implementation), interleaved with its plain twin; and the
     /// handshake scenario: a new connection after every block, over plain
@@ -382,6 +410,11 @@ pub struct RunArgs {
     /// calls): a quicker run, whose cost columns say why they are absent.
     #[arg(long)]
     pub no_cost: bool,
+    /// Cost runs per cell, after its timed runs, the cells of a group
+    /// interleaved round by round as theirs are: six or more give the
+    /// system calls per block an interval that `compare check` judges.
+    #[arg(long, default_value_t = 1, conflicts_with = "no_cost", value_parser = count(1000))]
+    pub cost_runs: usize,
     /// Also count, in every repetition, each side's user-space instructions
     /// per block under valgrind's callgrind (BLOCKS blocks per connection,
     /// then twice as many) and its system calls per block: figures that
@@ -402,7 +435,7 @@ pub struct RunArgs {
     #[arg(long, conflicts_with_all = [
         "runtimes", "client", "external", "server", "remote", "remote_bin_dir", "client_hosts", "matrix", "connections",
         "threads", "client_threads", "client_cpus", "block", "window", "work", "protocol", "shapes", "seconds", "warmup", "repeat", "precision",
-        "max_repeat", "budget", "noisy", "pin", "no_latency", "no_cost", "counted", "out", "preset",
+        "max_repeat", "budget", "noisy", "pin", "no_latency", "no_cost", "cost_runs", "counted", "out", "preset",
         "arrival", "churn", "rates", "p99_bound", "pre_releases", "step", "tls", "no_handshakes",
         "handshakes",
     ])]
@@ -424,6 +457,12 @@ pub struct RunArgs {
 fn one_of<T: Named + Send + Sync>() -> impl TypedValueParser<Value = T> {
     PossibleValuesParser::new(T::NAMES)
         .map(|name| T::from_name(&name).expect("a name of the list is a choice"))
+}
+
+/// A figure the verdicts judge, by its key in the registry.
+fn judged_figure() -> impl TypedValueParser<Value = &'static Figure> {
+    PossibleValuesParser::new(Figure::judged().map(|f| f.key))
+        .map(|key| Figure::named(&key).expect("a key of the list is a figure"))
 }
 
 /// A whole number from 1 to `max`; 0 and negative numbers get the range.

@@ -45,6 +45,16 @@ pub const THRESHOLD_PERCENT: f64 = 5.0;
 /// and inside one run, where the two sides ran interleaved and are paired
 /// round by round.
 pub const PAIRED_THRESHOLD_PERCENT: f64 = 2.0;
+/// The same for cost figures (CPU, context switches and system calls per
+/// block, each side's), between two runs,
+pub const COST_THRESHOLD_PERCENT: f64 = 5.0;
+/// and inside one run, paired round by round as the timed figures are.
+pub const PAIRED_COST_THRESHOLD_PERCENT: f64 = 3.0;
+/// What `compare check` adds to both sides' cost figures per block before
+/// it divides them: a count that is none on one side (no futex call at
+/// all) still has a ratio, and a change of less than a hundredth of a
+/// call or switch per block counts for little.
+pub const COST_FLOOR: f64 = 0.01;
 /// The same for counted figures (instructions and system calls per block).
 pub const COUNTED_THRESHOLD_PERCENT: f64 = 1.0;
 /// The fewest runs on each side that `compare check` judges a timed figure

@@ -1,11 +1,13 @@
 //! `compare list`: our implementations, what they are built on, their IO
 //! models, what to know before picking one (their crates' upkeep among
-//! it), and the knobs a configuration of each may turn.
+//! it), and the knobs a configuration of each may turn; with `--figures`,
+//! the registry of figures.
 
 use anyhow::{Context, Result};
 
 use crate::adapters::ADAPTERS;
 use crate::report::terminal;
+use crate::results::registry::{self, Better, Merge, Source};
 use crate::{releases, upkeep};
 
 pub fn list(refresh: bool) -> Result<String> {
@@ -53,4 +55,52 @@ pub fn list(refresh: bool) -> Result<String> {
          implementation's name goes, e.g. --runtimes 'tokio,tokio{{event_interval=1}}' (quoted: \
          the shell expands braces).\n{knobs}\n"
     ))
+}
+
+/// The registry of figures as a markdown table, as the book's page on the
+/// figures shows it.
+pub fn figures() -> String {
+    let mut out = String::from(
+        "| key | label | unit | better | from | with client hosts | judged |\n\
+         | --- | --- | --- | --- | --- | --- | --- |\n",
+    );
+    for f in registry::figures() {
+        let better = match f.better {
+            Better::Higher => "higher",
+            Better::Lower => "lower",
+        };
+        let source = match f.source {
+            Source::Runs => "every repetition",
+            Source::CostRuns => "the cost runs",
+        };
+        let merge = match f.merge {
+            Merge::Summed => "summed",
+            Merge::Histograms => "histograms merged",
+            Merge::Connections => "over every connection",
+            Merge::Slowest => "the slowest host's",
+            Merge::Absent => "absent",
+        };
+        let judged = f.judged.map_or("no", |j| j.word());
+        out += &format!(
+            "| `{}` | {} | {} | {better} | {source} | {merge} | {judged} |\n",
+            f.key, f.label, f.unit
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_book_lists_every_figure_as_the_registry_has_it() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../docs/src/methodology/figures.md");
+        let page = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            page.contains(&super::figures()),
+            "{} does not hold the registry's table: write it anew from \
+             `cargo run -p compare -- list --figures`",
+            path.display()
+        );
+    }
 }

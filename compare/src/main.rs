@@ -9,7 +9,11 @@ use compare::{bisect, check, history, list, options, report, run, site};
 
 fn main() -> ExitCode {
     let outcome = match Cli::parse().command {
-        Command::List { refresh } => list::list(refresh).map(|text| {
+        Command::List { figures: true, .. } => {
+            print!("{}", list::figures());
+            Ok(0)
+        }
+        Command::List { refresh, .. } => list::list(refresh).map(|text| {
             print!("{text}");
             0
         }),

@@ -106,10 +106,58 @@ pub struct Workload {
     pub protocol: Protocol,
     pub block: usize,
     pub window: usize,
-    pub rate: Option<u64>,
+    /// The open loop's rate; none: the closed loop.
+    pub rate: Option<Rate>,
     pub churn: Option<u64>,
     pub tls: Option<Tls>,
     pub shape: Shape,
+}
+
+/// An open loop's rate over all connections: so many blocks a second, or a
+/// share of the capacity the run's first implementation showed in the
+/// closed loop at the same load, in the same workload otherwise (so that a
+/// maintainer's partial loads follow the machine: `--rates 10%,50%`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Rate {
+    PerSecond(u64),
+    /// Percent of the capacity.
+    Share(u32),
+}
+
+impl Rate {
+    /// "5000 blocks/s", "10% of capacity".
+    pub fn label(self) -> String {
+        match self {
+            Self::PerSecond(r) => format!("{r} blocks/s"),
+            Self::Share(p) => format!("{p}% of capacity"),
+        }
+    }
+
+    /// "5000", "10%": as `--rates` takes it, and tables head their columns.
+    pub fn short(self) -> String {
+        match self {
+            Self::PerSecond(r) => r.to_string(),
+            Self::Share(p) => format!("{p}%"),
+        }
+    }
+}
+
+impl std::str::FromStr for Rate {
+    type Err = String;
+
+    /// "5000" blocks a second, or "10%" of the capacity.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let number = |t: &str, max: u64| match t.trim().parse::<u64>() {
+            Ok(n) if (1..=max).contains(&n) => Ok(n),
+            _ => Err(format!(
+                "{s:?}: give blocks a second (1 to {max}) or a share such as 10%"
+            )),
+        };
+        match s.strip_suffix('%') {
+            Some(p) => Ok(Self::Share(number(p, 100)? as u32)),
+            None => Ok(Self::PerSecond(number(s, u32::MAX as u64)?)),
+        }
+    }
 }
 
 /// How a workload runs inside TLS.
@@ -154,7 +202,7 @@ impl Workload {
             label += &format!(", over {}", self.protocol.label());
         }
         if let Some(rate) = self.rate {
-            label += &format!(", open loop at {rate} blocks/s");
+            label += &format!(", open loop at {}", rate.label());
         }
         if let Some(churn) = self.churn {
             label += &format!(", a new connection every {churn} block{}", plural(churn));
@@ -173,6 +221,11 @@ impl Workload {
         let mut slug = format!("-{}B-w{}", self.block, self.window);
         if self.protocol != Protocol::Tcp {
             slug += &format!("-{}", self.protocol.name());
+        }
+        match self.rate {
+            None => {}
+            Some(Rate::PerSecond(r)) => slug += &format!("-r{r}"),
+            Some(Rate::Share(p)) => slug += &format!("-r{p}pc"),
         }
         if let Some(churn) = self.churn {
             slug += &format!("-churn{churn}");
@@ -205,6 +258,11 @@ impl Workload {
     /// The same workload over plain TCP.
     pub fn plain(self) -> Self {
         Self { tls: None, ..self }
+    }
+
+    /// The same workload in the closed loop.
+    pub fn closed(self) -> Self {
+        Self { rate: None, ..self }
     }
 
     /// The same workload in the echo shape.

@@ -15,7 +15,7 @@ use crate::adapters::ADAPTERS;
 use crate::cli::{BisectArgs, CheckArgs, Cli, Command, Precision, ReportArgs, RunArgs, SiteArgs};
 use crate::external::External;
 use crate::implementation::{Implementation, Spec, Versions, split_list};
-use crate::matrix::Load;
+use crate::matrix::{Load, Rate};
 use crate::results::{Config, ReleaseRange, Skipped, TlsSettings};
 use crate::revision::{self, Source};
 use crate::shell::shell_words;
@@ -213,6 +213,7 @@ fn config(args: &RunArgs) -> Result<Config> {
         noisy_percent: Some(args.noisy),
         latency: Some(!args.no_latency),
         cost: Some(!args.no_cost),
+        cost_runs: (!args.no_cost && args.cost_runs != 1).then_some(args.cost_runs),
         resumed: Vec::new(),
         precision_percent: precision,
         max_repeat: precision.map(|_| max_repeat),
@@ -220,7 +221,18 @@ fn config(args: &RunArgs) -> Result<Config> {
         counted_blocks: args.counted,
         arrival: Some(args.arrival),
         churn: args.churn,
-        rates: args.rates.iter().map(|&r| r as u64).collect(),
+        rates: (args.rates.iter())
+            .filter_map(|r| match r {
+                Rate::PerSecond(r) => Some(*r),
+                Rate::Share(_) => None,
+            })
+            .collect(),
+        rate_shares: (args.rates.iter())
+            .filter_map(|r| match r {
+                Rate::Share(p) => Some(*p),
+                Rate::PerSecond(_) => None,
+            })
+            .collect(),
         tls: args
             .tls
             .then(|| TlsSettings::ours(!args.no_handshakes, args.handshakes.clone())),
@@ -293,9 +305,13 @@ fn with_preset(mut args: RunArgs) -> RunArgs {
     args.connections = m.connections;
     args.threads = m.threads;
     args.window = m.windows_at.iter().map(|w| w.window).collect();
+    args.client_threads = m.client_threads;
+    args.shapes = m.shapes;
+    args.rates = m.rates;
     args.seconds = m.seconds;
     args.warmup = m.warmup;
     args.repeat = args.repeat.or(Some(m.repeat));
+    args.cost_runs = m.cost_runs;
     args
 }
 
@@ -478,11 +494,11 @@ fn default_out() -> PathBuf {
 }
 
 pub fn bisect(args: BisectArgs) -> Result<bisect::Options> {
-    let metric = args.metric.metric();
+    let metric = args.metric;
     ensure!(
         !metric.counted() || args.counted.is_some(),
-        "--metric server-instructions and client-instructions judge counted figures: \
-         give --counted BLOCKS"
+        "--metric {} judges a counted figure: give --counted BLOCKS",
+        metric.key
     );
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
     // Every step's run as `compare run` takes it; each step then names its
@@ -546,6 +562,7 @@ pub fn check(args: CheckArgs) -> Result<check::Options> {
         results: args.results,
         pair,
         threshold: args.threshold.map(|t| t / 100.0),
+        cost_threshold: args.cost_threshold.map(|t| t / 100.0),
         counted_threshold: args.counted_threshold / 100.0,
         confidence: args.confidence,
         format: args.format,

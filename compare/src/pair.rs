@@ -514,7 +514,7 @@ fn client_config(job: &Job, connect: SocketAddr) -> ClientConfig {
         blocks: None,
         arrival: job.arrival,
         churn: job.workload.churn,
-        rate: job.workload.rate,
+        rate: job.rate,
         tls: None,
         knobs: Default::default(),
         start_signal: false,

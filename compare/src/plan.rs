@@ -37,6 +37,10 @@ pub struct Plan {
     pub pin: Pin,
     pub noisy_percent: f64,
     pub latency: bool,
+    /// Cost runs of every cell, after its timed ones (with `--no-cost`,
+    /// where the kernel cannot count, or the clients run elsewhere, each
+    /// cell says why it has none instead).
+    pub cost_runs: usize,
 }
 
 impl Plan {
@@ -84,6 +88,7 @@ impl Plan {
             pin: config.pin().parse().map_err(anyhow::Error::msg)?,
             noisy_percent: config.noisy_percent(),
             latency: config.latency.unwrap_or(true),
+            cost_runs: config.cost_runs.unwrap_or(1),
         })
     }
 

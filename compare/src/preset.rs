@@ -1,20 +1,24 @@
-//! Matrices that stand for another benchmark's, by name: `--preset
-//! loopback-bench` is the loopback benchmark of the C++ library this suite
-//! grew from (shared/reference/, the arknet pages), so that its published
-//! tables have a Rust counterpart side by side.
+//! Matrices by name: `--preset loopback-bench` is the loopback benchmark
+//! of the C++ library this suite grew from (shared/reference/, the arknet
+//! pages), so that its published tables have a Rust counterpart side by
+//! side; `--preset services` is the regression workload of a service,
+//! which runs its runtime at a part of its capacity, where a release
+//! changes what each request costs more than how many fit in a second.
 
 use pingpong::protocol::Protocol;
+use pingpong::server::Shape;
 
-use crate::matrix::WindowAt;
+use crate::matrix::{Rate, WindowAt};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Preset {
     LoopbackBench,
+    Services,
 }
 
 impl crate::named::Named for Preset {
-    const ALL: &'static [Self] = &[Self::LoopbackBench];
-    const NAMES: &'static [&'static str] = &["loopback-bench"];
+    const ALL: &'static [Self] = &[Self::LoopbackBench, Self::Services];
+    const NAMES: &'static [&'static str] = &["loopback-bench", "services"];
 }
 
 /// What a preset sets: its matrix and its method.
@@ -29,9 +33,15 @@ pub struct Matrix {
     pub threads: Vec<usize>,
     /// The window each connection count runs at.
     pub windows_at: Vec<WindowAt>,
+    /// The client's threads, where they differ from the server's.
+    pub client_threads: Vec<usize>,
+    pub shapes: Vec<Shape>,
+    /// The open loop's rates; none: the closed loop alone.
+    pub rates: Vec<Rate>,
     pub seconds: f64,
     pub warmup: f64,
     pub repeat: usize,
+    pub cost_runs: usize,
 }
 
 impl Preset {
@@ -64,9 +74,40 @@ impl Preset {
                         window: 16,
                     },
                 ],
+                client_threads: Vec::new(),
+                shapes: vec![Shape::Echo],
+                rates: Vec::new(),
                 seconds: 1.0,
                 warmup: 0.25,
                 repeat: 3,
+                cost_runs: 1,
+            },
+            // A service's: ten connections to a server of one thread and
+            // of two, in the echo and in each shape that hands blocks off
+            // (a proxy's connection, a handler per request, a worker pool),
+            // each in the closed loop (its capacity) and in the open loop
+            // at a tenth and at half of the first implementation's capacity,
+            // where workers park and wake between requests. One client
+            // thread: the generator needs little at a part of capacity.
+            // Six runs and six cost runs a cell: an interval for every cost
+            // figure, system calls by kind among them.
+            Self::Services => Matrix {
+                protocols: vec![Protocol::Tcp],
+                tls: false,
+                blocks: vec![16384],
+                connections: vec![10],
+                threads: vec![1, 2],
+                windows_at: vec![WindowAt {
+                    connections: 10,
+                    window: 1,
+                }],
+                client_threads: vec![1],
+                shapes: vec![Shape::Echo, Shape::Split, Shape::Spawn, Shape::Pool],
+                rates: vec![Rate::Share(10), Rate::Share(50)],
+                seconds: 0.5,
+                warmup: 0.2,
+                repeat: 6,
+                cost_runs: 6,
             },
         }
     }

@@ -23,6 +23,9 @@ pub struct Job<'a> {
     pub client: &'a Program,
     pub load: Load,
     pub workload: Workload,
+    /// The open loop's rate, blocks a second over all connections (a
+    /// share's, as its capacity made it); none: the closed loop.
+    pub rate: Option<u64>,
     /// Units of server CPU work per block echoed.
     pub work: u64,
     pub warmup: Duration,
@@ -32,9 +35,9 @@ pub struct Job<'a> {
     /// When our client's connections start their pingpong.
     pub arrival: Arrival,
     pub placement: &'a Placement,
-    /// Whether the kernel counts each process's system calls and switches:
-    /// a cost run. Counting slows every system call, so a timed run is never
-    /// counted.
+    /// Whether the kernel counts each process's system calls by kind: a
+    /// cost run. Counting slows every system call, so a timed run is never
+    /// counted (its CPU clock and context switches are read, at no cost).
     pub counting: bool,
 }
 
@@ -48,7 +51,8 @@ pub struct Measurement {
     pub client_usage: Option<Usage>,
     /// The CPUs the server found in its own affinity.
     pub server_cpus: Vec<usize>,
-    /// In a cost run: what the kernel counted of each process over the window.
+    /// In a cost run: the system calls the kernel counted of each process
+    /// over the window.
     pub server_cost: Option<Cost>,
     pub client_cost: Option<Cost>,
     /// Why a process's cost was not counted, where it was not.

@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 
-use super::verdicts::{Comparison, Metric, Render};
+use super::verdicts::{Comparison, Render};
 
 pub struct Bmf;
 
@@ -11,13 +11,12 @@ impl Render for Bmf {
     fn render(&self, comparison: &Comparison) -> Result<String> {
         let mut out = serde_json::Map::new();
         for f in &comparison.findings {
-            let measure = match f.metric {
-                Metric::Throughput => "throughput",
-                Metric::RttP99 => "latency",
-                Metric::ServerInstructions => "server-instructions",
-                Metric::ClientInstructions => "client-instructions",
-                Metric::ServerSyscalls => "server-syscalls",
-                Metric::ClientSyscalls => "client-syscalls",
+            // Bencher's own names for throughput and latency; the
+            // registry's key for every other figure.
+            let measure = match f.metric.key {
+                "mib_per_s" => "throughput",
+                "rtt_p99_us" => "latency",
+                key => key,
             };
             let entry = out
                 .entry(f.bench_name(comparison))

@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 
-use super::verdicts::{Comparison, Metric, Render};
+use super::verdicts::{Comparison, Render};
 
 pub struct GithubActionBenchmark;
 
@@ -12,7 +12,7 @@ impl Render for GithubActionBenchmark {
         let entries: Vec<serde_json::Value> = comparison
             .findings
             .iter()
-            .filter(|f| f.metric == Metric::Throughput)
+            .filter(|f| f.metric.key == "mib_per_s")
             .map(|f| {
                 serde_json::json!({
                     "name": f.bench_name(comparison),

@@ -59,6 +59,8 @@ pub struct Options {
     /// The smallest change that counts, as a fraction (0.05), by kind of
     /// figure; the timed one absent: the default for the comparison's design.
     pub threshold: Option<f64>,
+    /// The same for cost figures; absent: the default for the design.
+    pub cost_threshold: Option<f64>,
     pub counted_threshold: f64,
     pub confidence: f64,
     pub format: Format,
@@ -99,6 +101,7 @@ pub fn check(options: Options) -> Result<Outcome> {
     let defaults = verdicts::default_thresholds(options.pair.is_some());
     let thresholds = Thresholds {
         timed: options.threshold.unwrap_or(defaults.timed),
+        cost: options.cost_threshold.unwrap_or(defaults.cost),
         counted: options.counted_threshold,
     };
     let comparison = verdicts::judge(&sides, thresholds, options.confidence)?;

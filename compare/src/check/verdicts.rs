@@ -13,7 +13,8 @@ use anyhow::{Result, bail};
 use serde::Serialize;
 
 use crate::defaults;
-use crate::matrix::{Load, Workload};
+use crate::results::key::CellKey;
+use crate::results::registry::{Figure, Judged};
 use crate::results::{Cell, Results, Status};
 use crate::stats::{self, Interval, Verdict};
 
@@ -27,8 +28,21 @@ pub trait Render {
 pub struct Thresholds {
     /// Throughput and round-trip times.
     pub timed: f64,
-    /// Instructions and system calls per block.
+    /// What a block cost a side: CPU, context switches, system calls.
+    pub cost: f64,
+    /// Instructions and system calls per block, counted under callgrind.
     pub counted: f64,
+}
+
+impl Thresholds {
+    /// The default threshold of `figure`'s kind.
+    pub fn of(&self, figure: Metric) -> f64 {
+        match figure.judged {
+            Some(Judged::Counted) => self.counted,
+            Some(Judged::Cost) => self.cost,
+            Some(Judged::Timed) | None => self.timed,
+        }
+    }
 }
 
 /// The smallest changes that count by default: between two runs, or
@@ -38,6 +52,10 @@ pub fn default_thresholds(paired: bool) -> Thresholds {
         timed: match paired {
             true => defaults::PAIRED_THRESHOLD_PERCENT,
             false => defaults::THRESHOLD_PERCENT,
+        } / 100.0,
+        cost: match paired {
+            true => defaults::PAIRED_COST_THRESHOLD_PERCENT,
+            false => defaults::COST_THRESHOLD_PERCENT,
         } / 100.0,
         counted: defaults::COUNTED_THRESHOLD_PERCENT / 100.0,
     }
@@ -62,9 +80,9 @@ pub struct Comparison {
 pub struct Finding {
     /// The cell, as "tokio, 1 thread, 1000 connections".
     pub cell: String,
-    /// The candidate's implementation, load and workload (for exports).
-    #[serde(skip)]
+    /// The candidate's implementation, load and workload.
     pub key: Key,
+    #[serde(serialize_with = "figure_key")]
     pub metric: Metric,
     pub baseline: f64,
     pub candidate: f64,
@@ -80,6 +98,10 @@ pub struct Finding {
     pub verdict: Verdict,
     /// Either side's cell was client-bound: the change may be the client's.
     pub client_bound: bool,
+}
+
+fn figure_key<S: serde::Serializer>(figure: &Metric, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(figure.key)
 }
 
 /// A cell's noise threshold for one figure, learned from its past runs on
@@ -109,92 +131,21 @@ impl Learned {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Metric {
-    Throughput,
-    RttP99,
-    ServerInstructions,
-    ClientInstructions,
-    ServerSyscalls,
-    ClientSyscalls,
-}
+/// A judged figure of the registry.
+pub type Metric = &'static Figure;
 
-impl Metric {
-    const ALL: [Metric; 6] = [
-        Metric::Throughput,
-        Metric::RttP99,
-        Metric::ServerInstructions,
-        Metric::ClientInstructions,
-        Metric::ServerSyscalls,
-        Metric::ClientSyscalls,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Throughput => "MiB/s",
-            Self::RttP99 => "p99 RTT us",
-            Self::ServerInstructions => "instr/block srv",
-            Self::ClientInstructions => "instr/block cli",
-            Self::ServerSyscalls => "calls/block srv",
-            Self::ClientSyscalls => "calls/block cli",
-        }
-    }
-
-    pub fn bigger_is_better(self) -> bool {
-        self == Self::Throughput
-    }
-
-    /// Whether the figure is counted (instructions, calls), not timed.
-    pub fn counted(self) -> bool {
-        !matches!(self, Self::Throughput | Self::RttP99)
-    }
-
-    /// The fewest runs a side that this figure is judged by.
-    fn fewest_runs(self) -> usize {
-        match self.counted() {
-            true => defaults::FEWEST_COUNTED_RUNS,
-            false => defaults::FEWEST_TIMED_RUNS,
-        }
-    }
-
-    /// The runs' values of this figure, in order.
-    fn values(self, cell: &Cell) -> Vec<f64> {
-        cell.runs
-            .iter()
-            .filter_map(|r| match self {
-                Self::Throughput => Some(r.mib_per_s),
-                Self::RttP99 => Some(r.rtt.as_ref()?.p99_us),
-                Self::ServerInstructions => Some(r.counted?.server_instructions),
-                Self::ClientInstructions => Some(r.counted?.client_instructions),
-                Self::ServerSyscalls => r.counted?.server_syscalls,
-                Self::ClientSyscalls => r.counted?.client_syscalls,
-            })
-            .collect()
+/// The fewest runs a side must have for `figure` to be judged.
+fn fewest_runs(figure: Metric) -> usize {
+    match figure.judged {
+        Some(Judged::Counted) => defaults::FEWEST_COUNTED_RUNS,
+        // Cost runs are as many as `--cost-runs` asks: an interval of
+        // their median needs as many as a timed figure's.
+        _ => defaults::FEWEST_TIMED_RUNS,
     }
 }
 
 /// What identifies a cell across the two sides.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Key {
-    pub implementation: String,
-    pub client: String,
-    pub load: Load,
-    /// Block, window, rate, churn, TLS and the server's shape: cells of
-    /// one load in two workloads are two cells.
-    pub workload: Workload,
-}
-
-impl Key {
-    fn label(&self) -> String {
-        crate::results::cell_label(
-            &self.implementation,
-            &self.client,
-            self.load,
-            &self.workload,
-        )
-    }
-}
+pub type Key = CellKey;
 
 /// The two sides, each a set of cells by key.
 pub struct Sides<'a> {
@@ -209,15 +160,22 @@ pub struct Sides<'a> {
 }
 
 impl Sides<'_> {
-    /// Learns each candidate cell's timed thresholds from its past cells
-    /// (oldest first), where they are enough.
+    /// How many cells of the candidate have a baseline to be judged against.
+    #[cfg(test)]
+    pub fn matched(&self) -> usize {
+        let both = |key: &&Key| self.baseline.contains_key(*key);
+        self.candidate.keys().filter(both).count()
+    }
+
+    /// Learns each candidate cell's thresholds of its timed and cost
+    /// figures from its past cells (oldest first), where they are enough.
     pub fn learn(&mut self, past: impl Fn(&Cell) -> Result<Vec<Cell>>) -> Result<()> {
         for (key, cell) in &self.candidate {
             let before = past(cell)?;
-            for metric in [Metric::Throughput, Metric::RttP99] {
+            for metric in Figure::judged().filter(|f| !f.counted()) {
                 let medians: Vec<f64> = before
                     .iter()
-                    .filter_map(|c| stats::median(&metric.values(c)))
+                    .filter_map(|c| stats::median(&c.values(metric)))
                     .collect();
                 if let Some(learned) = Learned::from_medians(&medians) {
                     self.learned.insert((key.clone(), metric), learned);
@@ -229,19 +187,9 @@ impl Sides<'_> {
 }
 
 fn cell_key(cell: &Cell, with_implementation: bool) -> Key {
-    Key {
-        implementation: if with_implementation {
-            cell.implementation.clone()
-        } else {
-            String::new()
-        },
-        client: if with_implementation {
-            cell.client.clone()
-        } else {
-            String::new()
-        },
-        load: cell.load(),
-        workload: cell.workload(),
+    match with_implementation {
+        true => cell.key(),
+        false => cell.key().unnamed(),
     }
 }
 
@@ -347,16 +295,24 @@ pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<C
             ));
             continue;
         }
-        for metric in Metric::ALL {
-            let (bv, cv) = (metric.values(b), metric.values(c));
-            let (fewest, needed) = (bv.len().min(cv.len()), metric.fewest_runs());
+        // The figures too few runs give, by how few and how many they need.
+        let mut short: BTreeMap<(usize, usize), Vec<&str>> = BTreeMap::new();
+        for metric in Figure::judged() {
+            let (mut bv, mut cv) = (b.values(metric), c.values(metric));
+            let (fewest, needed) = (bv.len().min(cv.len()), fewest_runs(metric));
             if (1..needed).contains(&fewest) {
-                unmatched.push(format!(
-                    "{}, {}: {fewest} run(s) on a side, too few for an interval (at least {needed})",
-                    label(key, c),
-                    metric.name(),
-                ));
+                short
+                    .entry((fewest, needed))
+                    .or_default()
+                    .push(metric.label);
                 continue;
+            }
+            if metric.judged == Some(Judged::Cost) {
+                // A count that is none on one side (futex calls of a
+                // runtime that never parks) still has a ratio.
+                for v in bv.iter_mut().chain(cv.iter_mut()) {
+                    *v += defaults::COST_FLOOR;
+                }
             }
             let seed = findings.len() as u64;
             let interval = match sides.paired && !metric.counted() {
@@ -368,15 +324,18 @@ pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<C
             };
             let learned = sides.learned.get(&(key.clone(), metric));
             let threshold = match (metric.counted(), learned) {
-                (true, _) => thresholds.counted,
                 (false, Some(learned)) => learned.threshold,
-                (false, None) => thresholds.timed,
+                _ => thresholds.of(metric),
+            };
+            let floor = match metric.judged {
+                Some(Judged::Cost) => defaults::COST_FLOOR,
+                _ => 0.0,
             };
             let range = |v: &[f64]| {
                 let min = v.iter().copied().fold(f64::INFINITY, f64::min);
-                (min, v.iter().copied().fold(min, f64::max))
+                (min - floor, v.iter().copied().fold(min, f64::max) - floor)
             };
-            let median = |v: &[f64]| stats::median(v).unwrap_or(0.0);
+            let median = |v: &[f64]| stats::median(v).unwrap_or(0.0) - floor;
             findings.push(Finding {
                 cell: label(key, c),
                 key: cell_key(c, true),
@@ -397,6 +356,13 @@ pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<C
                 ),
                 client_bound: b.client_bound || c.client_bound,
             });
+        }
+        for ((fewest, needed), figures) in short {
+            unmatched.push(format!(
+                "{}, {}: {fewest} run(s) on a side, too few for an interval (at least {needed})",
+                label(key, c),
+                figures.join(", "),
+            ));
         }
     }
     for (key, c) in &sides.candidate {
@@ -431,12 +397,17 @@ pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<C
 
 /// A cell's label: its key, with the implementation taken from the cell.
 fn label(key: &Key, cell: &Cell) -> String {
-    Key {
-        implementation: cell.implementation.clone(),
-        client: cell.client.clone(),
-        ..key.clone()
-    }
-    .label()
+    key.named_as(cell).label()
+}
+
+/// A figure to three significant digits, without a fraction past 100:
+/// "1234", "12.3", "0.178".
+pub fn significant(v: f64) -> String {
+    let digits = match v.abs() {
+        a if a >= 100.0 || a == 0.0 => 0,
+        a => (2 - a.log10().floor() as i32).clamp(0, 6) as usize,
+    };
+    format!("{v:.digits$}")
 }
 
 /// How much worse the candidate is: positive for worse, in relative terms.
@@ -456,13 +427,16 @@ impl Comparison {
             false => "the ratio of medians",
         };
         format!(
-            "baseline: {}\ncandidate: {}\ntimed figures: {timed}, threshold {}%; counted \
-             figures (instructions, system calls per block): the ratio of medians, threshold \
-             {}%; each with a bootstrap interval; a change counts only when the whole interval \
-             is beyond the threshold (for RTT and counts, up is worse){}\n\n",
+            "baseline: {}\ncandidate: {}\ntimed figures: {timed}, threshold {}%; cost \
+             figures (CPU, context switches and system calls per block, of the server (srv) \
+             and the client (cli)): the same, threshold {}%; counted figures (instructions, \
+             system calls per block under callgrind): the ratio of medians, threshold {}%; \
+             each with a bootstrap interval; a change counts only when the whole interval is \
+             beyond the threshold (for RTT and every cost, up is worse){}\n\n",
             self.baseline_name,
             self.candidate_name,
             self.thresholds.timed * 100.0,
+            self.thresholds.cost * 100.0,
             self.thresholds.counted * 100.0,
             match self.findings.iter().any(|f| f.learned_from.is_some()) {
                 true => format!(
@@ -500,9 +474,9 @@ impl Comparison {
             .map(|f| {
                 [
                     format!("{}{}", f.cell, if f.client_bound { "^" } else { "" }),
-                    f.metric.name().into(),
-                    format!("{:.0}", f.baseline),
-                    format!("{:.0}", f.candidate),
+                    f.metric.label.into(),
+                    significant(f.baseline),
+                    significant(f.candidate),
                     percent(f.ratio),
                     format!("[{}, {}]", percent(f.low), percent(f.high)),
                     match f.learned_from {
@@ -599,7 +573,7 @@ mod tests {
         comparison
             .findings
             .iter()
-            .filter(|f| f.metric == Metric::Throughput)
+            .filter(|f| f.metric.key == "mib_per_s")
             .collect()
     }
 
@@ -612,6 +586,7 @@ mod tests {
             .unwrap();
         let thresholds = Thresholds {
             timed: 0.05,
+            cost: 0.05,
             counted: 0.01,
         };
         judge(&sides, thresholds, 0.95).unwrap()

@@ -18,6 +18,7 @@ use flate2::read::DeflateDecoder;
 use flate2::write::DeflateEncoder;
 use sha2::{Digest, Sha256};
 
+use crate::matrix::Rate;
 use crate::results::{Cell, Host, Results, Run, Status, Summary};
 use crate::{defaults, stats};
 pub use store::Location;
@@ -25,15 +26,18 @@ use store::{Row, Store, Value};
 
 /// The schema's version, as `PRAGMA user_version` keeps it (in
 /// PostgreSQL, the table `history_version`).
-pub const VERSION: i64 = 3;
+pub const VERSION: i64 = 4;
 /// What brings a history of each older version to the next: `MIGRATIONS[v - 1]`
 /// takes version `v` to `v + 1`. Written for SQLite, as the schema is.
-const MIGRATIONS: [&str; 2] = [
+const MIGRATIONS: [&str; 3] = [
     // UDP: the protocol joins a cell's identity; every older cell is TCP.
     "ALTER TABLE cell ADD COLUMN protocol TEXT NOT NULL DEFAULT 'tcp'",
     // --client-threads: the client's threads join it; an older cell's
     // client had the server's (NULL).
     "ALTER TABLE cell ADD COLUMN client_threads INTEGER",
+    // --rates 10%: a share of capacity joins it; an older cell's rate, if
+    // any, was blocks a second (NULL).
+    "ALTER TABLE cell ADD COLUMN rate_share INTEGER",
 ];
 /// The schema, which the book's history page shows whole.
 pub const SCHEMA: &str = include_str!("schema.sql");
@@ -217,7 +221,7 @@ impl History {
             "SELECT id, record FROM cell WHERE run = ? ORDER BY position",
             &[id.into()],
         )?;
-        Ok(Results {
+        let mut results = Results {
             schema: run[4].int()? as u32,
             suite: serde_json::from_str(&run[0].text()?)?,
             host: serde_json::from_str(&run[1].text()?)?,
@@ -231,7 +235,10 @@ impl History {
                 .iter()
                 .map(|c| self.cell(c[0].int()?, &c[1].text()?))
                 .collect::<Result<_>>()?,
-        })
+        };
+        // Its figures follow from its runs, as a results file's do.
+        results.summarize();
+        Ok(results)
     }
 
     /// The cells of `cell`'s identity (implementation, client, load and
@@ -273,7 +280,7 @@ impl History {
                 rtt.histogram = row[1].optional_text()?;
             }
             match row[0].int()? != 0 {
-                true => cell.cost_run = Some(run),
+                true => cell.cost_runs.push(run),
                 false => cell.runs.push(run),
             }
         }
@@ -479,7 +486,7 @@ pub fn list(history: &History) -> Result<String> {
 
 /// The columns that identify a cell across runs: its implementation,
 /// client, load and workload, in the order of [`identity`].
-const IDENTITY: [&str; 13] = [
+const IDENTITY: [&str; 14] = [
     "implementation",
     "client",
     "protocol",
@@ -490,6 +497,7 @@ const IDENTITY: [&str; 13] = [
     // A word PostgreSQL reserves, quoted as both dialects allow.
     "\"window\"",
     "rate",
+    "rate_share",
     "churn",
     "tls",
     "shape",
@@ -508,7 +516,14 @@ fn identity(cell: &Cell) -> Vec<Value> {
         cell.connections.into(),
         w.block.into(),
         w.window.into(),
-        w.rate.into(),
+        // A share's rate follows from its run's capacity: the share is
+        // what names the cell.
+        match w.rate {
+            Some(Rate::PerSecond(r)) => Some(r),
+            _ => None,
+        }
+        .into(),
+        cell.rate_share.into(),
         w.churn.into(),
         w.tls.map(|t| t.label().to_string()).into(),
         w.shape.name().into(),
@@ -616,7 +631,7 @@ fn insert(db: &mut Store, results: &Results, source: &str) -> Result<Appended> {
 fn insert_cell(db: &mut Store, run: i64, position: usize, cell: &Cell) -> Result<()> {
     let record = Cell {
         runs: Vec::new(),
-        cost_run: None,
+        cost_runs: Vec::new(),
         ..cell.clone()
     };
     let mut values = identity(cell);
@@ -641,9 +656,8 @@ fn insert_cell(db: &mut Store, run: i64, position: usize, cell: &Cell) -> Result
         .context("the cell just written has no id")?
         .int()?;
     let repetitions = cell.runs.iter().enumerate().map(|(i, r)| (false, i, r));
-    for (cost, position, repetition) in
-        repetitions.chain(cell.cost_run.iter().map(|r| (true, 0, r)))
-    {
+    let cost_runs = cell.cost_runs.iter().enumerate().map(|(i, r)| (true, i, r));
+    for (cost, position, repetition) in repetitions.chain(cost_runs) {
         insert_repetition(db, id, cost, position, repetition)?;
     }
     Ok(())

@@ -1,4 +1,4 @@
--- The history's schema, version 3 (PRAGMA user_version; in PostgreSQL the
+-- The history's schema, version 4 (PRAGMA user_version; in PostgreSQL the
 -- table history_version). Every figure lies in a column where tables and
 -- trends query it, and whole in the record beside it, so that a run read
 -- back is its results.json again. Written for SQLite; in PostgreSQL every
@@ -67,6 +67,9 @@ CREATE TABLE cell (
     block INTEGER NOT NULL,
     "window" INTEGER NOT NULL,
     rate INTEGER,
+    -- An open loop at a share of capacity, in percent (version 4; NULL:
+    -- none, as in every older cell); its rate then followed from it.
+    rate_share INTEGER,
     churn INTEGER,
     tls TEXT,
     shape TEXT NOT NULL,

@@ -1,5 +1,6 @@
-//! What a process spent over the measurement window: CPU time, user and
-//! system apart, context switches, and its peak resident memory, read from
+//! What a process spent over the measurement window: CPU time, in
+//! nanoseconds from the process's CPU clock and user and system apart in
+//! clock ticks, context switches, and its peak resident memory, read from
 //! /proc at the window's edges.
 
 use std::io::Read;
@@ -14,7 +15,9 @@ use crate::results::Usage;
 #[derive(Debug, Clone)]
 pub struct Sample {
     at: Instant,
-    /// CPU time of all its threads, in clock ticks.
+    /// CPU time of all its threads, ended ones too, in nanoseconds.
+    cpu_ns: Option<u64>,
+    /// The same in clock ticks, user and system apart.
     user_ticks: u64,
     system_ticks: u64,
     /// Summed over its live threads.
@@ -52,6 +55,7 @@ impl Sample {
             .status()
             .with_context(|| format!("reading /proc/{pid}/status"))?;
         Ok(Self {
+            cpu_ns: cpu_ns(pid),
             at,
             user_ticks: stat.utime,
             system_ticks: stat.stime,
@@ -79,6 +83,10 @@ impl Sample {
             peak_rss_kib: later.peak_rss_kib,
             voluntary_switches_per_s: rate(self.voluntary_switches, later.voluntary_switches),
             involuntary_switches_per_s: rate(self.involuntary_switches, later.involuntary_switches),
+            cpu_ns: later
+                .cpu_ns
+                .zip(self.cpu_ns)
+                .map(|(b, a)| b.saturating_sub(a)),
         }
     }
 }
@@ -104,6 +112,15 @@ impl<const N: usize> Sampling<N> {
         }
         times
     }
+}
+
+/// The CPU time of `pid` and all its threads so far, in nanoseconds: the
+/// process's CPU clock, which the kernel keeps exactly, where /proc's
+/// ticks move in steps of 10 ms; none where the kernel refuses it.
+fn cpu_ns(pid: u32) -> Option<u64> {
+    let clock = nix::time::clock_getcpuclockid(nix::unistd::Pid::from_raw(pid as i32)).ok()?;
+    let t = nix::time::clock_gettime(clock).ok()?;
+    Some(t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
 }
 
 /// The voluntary and involuntary context switches of `pid`'s live threads,
@@ -173,6 +190,10 @@ mod tests {
         assert!(u.cpu_percent > 40.0 && u.cpu_percent < 115.0, "{u:?}");
         assert!(u.user_percent > u.system_percent, "{u:?}");
         assert!(u.peak_rss_kib > 0, "{u:?}");
+        // Over half a second, in nanoseconds: no multiple of a tick (10 ms).
+        let ns = u.cpu_ns.expect("the CPU clock of a child");
+        assert!(ns > 150_000_000 && ns < 600_000_000, "{u:?}");
+        assert!(!ns.is_multiple_of(1_000_000), "{u:?}");
     }
 
     #[test]

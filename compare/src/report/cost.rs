@@ -4,14 +4,17 @@
 //! seconds do not.
 
 use super::grid::{Entry, Grid, View};
-use crate::results::{Cell, PerBlock, Run, Status, Summary};
+use crate::results::registry::figure;
+use crate::results::{Cell, Run};
 
 /// What the cost tables' columns mean.
 pub const LEGEND: &str = "Cost tables: per block round-tripped, medians of the runs; µs = CPU \
-    time of all the process's threads (user in brackets); calls = system calls over the window \
-    as the kernel counted them for the process and every thread (read: read, readv, recvfrom, \
-    recvmsg; write: write, writev, sendto, sendmsg; wait: epoll_wait, poll, io_uring_enter; \
-    futex; other), switches = context switches; window = MiB/s slice by slice inside the \
+    time of all the process's threads, from its CPU clock in nanoseconds (user in brackets, the \
+    clock split by the process's user and system ticks); calls = system calls over the window \
+    of the cost runs, as the kernel counted them for the process and every thread (read: read, \
+    readv, recvfrom, recvmsg; write: write, writev, sendto, sendmsg; wait: epoll_wait, poll, \
+    io_uring_enter; futex; other), switches = context switches of its threads, voluntary + \
+    involuntary; window = MiB/s slice by slice inside the \
     window of the median run, and (max - min) / median of the slices; instr = user-space \
     instructions per block, counted under valgrind's callgrind (--counted), the runtime's own \
     work and not the kernel's";
@@ -27,21 +30,26 @@ const HEADER: [&str; 8] = [
     "window",
 ];
 
+/// Whether a cell has a cost figure: CPU or system calls per block.
+pub fn has_cost(cell: &Cell) -> bool {
+    ["server", "client"].iter().any(|side| {
+        let of = |what| cell.summary(figure(&format!("{side}_{what}_per_block")));
+        of("cpu_us").is_some() || of("syscalls").is_some()
+    })
+}
+
 /// One table per load where a cell was counted or has its window's series.
 pub fn tables(view: &View) -> Vec<Grid> {
     view.loads
         .iter()
         .filter_map(|&load| {
             let cells: Vec<&Cell> = view.cells_at(load).collect();
-            let counted = cells.iter().any(|c| {
-                c.figures
-                    .as_ref()
-                    .is_some_and(|f| f.server_per_block.is_some() || f.client_per_block.is_some())
-                    || c.runs.iter().any(|r| r.series.is_some())
-            });
+            let counted = cells
+                .iter()
+                .any(|c| has_cost(c) || c.runs.iter().any(|r| r.series.is_some()));
             let instructions = cells
                 .iter()
-                .any(|c| c.figures.as_ref().is_some_and(|f| f.counted.is_some()));
+                .any(|c| c.summary(figure("server_instructions_per_block")).is_some());
             let mut header: Vec<String> = HEADER.iter().map(ToString::to_string).collect();
             if instructions {
                 header.extend(["instr srv".into(), "instr cli".into()]);
@@ -56,13 +64,18 @@ pub fn tables(view: &View) -> Vec<Grid> {
 }
 
 fn row(cell: &Cell, instructions: bool) -> Vec<Entry> {
-    let figures = cell.figures.as_ref().filter(|_| cell.status == Status::Ok);
-    let side = |pick: fn(&crate::results::Figures) -> &Option<PerBlock>| {
-        let per_block = figures.and_then(|f| pick(f).as_ref());
-        [cpu(per_block), calls(per_block), switches(per_block)]
+    let median = |side: &str, what: &str| -> Option<f64> {
+        Some(cell.summary(figure(&format!("{side}_{what}")))?.median)
     };
-    let [srv_cpu, srv_calls, srv_switches] = side(|f| &f.server_per_block);
-    let [cli_cpu, cli_calls, cli_switches] = side(|f| &f.client_per_block);
+    let side = |side| {
+        [
+            cpu(side, &median),
+            calls(side, &median),
+            switches(side, &median),
+        ]
+    };
+    let [srv_cpu, srv_calls, srv_switches] = side("server");
+    let [cli_cpu, cli_calls, cli_switches] = side("client");
     let window =
         median_run(cell)
             .and_then(|run| run.series.as_ref())
@@ -83,44 +96,40 @@ fn row(cell: &Cell, instructions: bool) -> Vec<Entry> {
         window,
     ];
     if instructions {
-        let counted = figures.and_then(|f| f.counted.as_ref());
-        let instr = |s: Option<Summary>| s.map_or("-".into(), |s| format!("{:.0}", s.median));
-        row.push(instr(counted.and_then(|c| c.server_instructions)));
-        row.push(instr(counted.and_then(|c| c.client_instructions)));
+        let instr = |side| median(side, "instructions_per_block");
+        row.push(instr("server").map_or("-".into(), |n| format!("{n:.0}")));
+        row.push(instr("client").map_or("-".into(), |n| format!("{n:.0}")));
     }
     row.into_iter().map(Entry::plain).collect()
 }
 
-fn median(summary: &Option<Summary>) -> Option<f64> {
-    summary.map(|s| s.median)
-}
+/// A side's median of a figure (`cpu_us_per_block`), where it has one.
+type Median<'a> = dyn Fn(&str, &str) -> Option<f64> + 'a;
 
 /// "12.3 (4.1)": CPU microseconds per block, user time in brackets.
-fn cpu(per_block: Option<&PerBlock>) -> String {
-    per_block
-        .and_then(|p| Some((median(&p.cpu_us)?, median(&p.user_us)?)))
+fn cpu(side: &str, median: &Median) -> String {
+    let all = median(side, "cpu_us_per_block");
+    let user = median(side, "user_us_per_block");
+    all.zip(user)
         .map_or("-".into(), |(all, user)| format!("{all:.1} ({user:.1})"))
 }
 
 /// "4.0: 2.0 read, 1.0 write, 1.0 wait": system calls per block, by the
 /// kinds there were.
-fn calls(per_block: Option<&PerBlock>) -> String {
-    let Some(p) = per_block else {
-        return "-".into();
-    };
-    let Some(all) = median(&p.syscalls) else {
+fn calls(side: &str, median: &Median) -> String {
+    let Some(all) = median(side, "syscalls_per_block") else {
         return "-".into();
     };
     let kinds: Vec<String> = [
-        (&p.reads, "read"),
-        (&p.writes, "write"),
-        (&p.waits, "wait"),
-        (&p.futex, "futex"),
-        (&p.other_syscalls, "other"),
+        ("reads", "read"),
+        ("writes", "write"),
+        ("waits", "wait"),
+        ("futex", "futex"),
+        ("other_syscalls", "other"),
     ]
     .iter()
-    .filter_map(|(summary, kind)| {
-        let n = median(summary).filter(|n| *n >= 0.005)?;
+    .filter_map(|(key, kind)| {
+        let n = median(side, &format!("{key}_per_block")).filter(|n| *n >= 0.005)?;
         Some(format!("{n:.2} {kind}"))
     })
     .collect();
@@ -130,10 +139,13 @@ fn calls(per_block: Option<&PerBlock>) -> String {
     }
 }
 
-fn switches(per_block: Option<&PerBlock>) -> String {
-    per_block
-        .and_then(|p| median(&p.context_switches))
-        .map_or("-".into(), |n| format!("{n:.2}"))
+/// "1.02 + 0.10": voluntary and involuntary context switches per block.
+fn switches(side: &str, median: &Median) -> String {
+    let voluntary = median(side, "voluntary_switches_per_block");
+    let involuntary = median(side, "involuntary_switches_per_block");
+    voluntary
+        .zip(involuntary)
+        .map_or("-".into(), |(v, i)| format!("{v:.2} + {i:.2}"))
 }
 
 /// The run whose throughput is the cell's median (the lower of the middle

@@ -8,7 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use pingpong::protocol::Protocol;
 
 use crate::matrix::{Load, Workload};
-use crate::results::{Cell, Figures, Interval, Results, Status, Summary};
+use crate::results::registry;
+use crate::results::{Cell, Interval, Results, Status, Summary};
 use crate::stats;
 
 /// One table: a title, a header, and rows whose first entry labels the row.
@@ -332,7 +333,7 @@ impl<'a> View<'a> {
                     .map(|c| {
                         let mut row = detail_row(c, self.results.config.precision_percent);
                         if udp {
-                            row.push(Entry::plain(median_of(c, |f| f.loss_percent, 1.0, 2)));
+                            row.push(Entry::plain(median_of(c, "loss_percent", 1.0, 2)));
                             row.push(Entry::plain(kernel_drops(c)));
                         }
                         row
@@ -400,35 +401,30 @@ fn kernel_drops(cell: &Cell) -> String {
     Summary::of(drops).map_or("-".into(), |s| format!("{:.0}", s.median))
 }
 
-/// A figure's median in a cell that is ok, or "-".
-fn median_of(
-    cell: &Cell,
-    pick: fn(&Figures) -> Option<Summary>,
-    scale: f64,
-    digits: usize,
-) -> String {
-    let f = cell.figures.as_ref().filter(|_| cell.status == Status::Ok);
-    f.and_then(pick)
+/// The median of the registry's figure `key` in a cell that is ok, scaled,
+/// or "-".
+pub fn median_of(cell: &Cell, key: &str, scale: f64, digits: usize) -> String {
+    cell.summary(registry::figure(key))
         .map_or("-".into(), |s| format!("{:.digits$}", s.median * scale))
 }
 
 fn detail_row(cell: &Cell, cell_precision: Option<f64>) -> Vec<Entry> {
-    let median = |pick, scale, digits| median_of(cell, pick, scale, digits);
+    let median = |key, scale, digits| median_of(cell, key, scale, digits);
     let mib = 1.0 / 1024.0;
     [
         cell.implementation.clone(),
         figure(cell, cell_precision),
-        median(|f| f.messages_per_s, 1.0, 0),
-        median(|f| f.rtt_p50_us, 1.0, 0),
-        median(|f| f.rtt_p95_us, 1.0, 0),
-        median(|f| f.rtt_p99_us, 1.0, 0),
-        median(|f| f.server_cpu_percent, 1.0, 0),
-        median(|f| f.client_cpu_percent, 1.0, 0),
-        median(|f| f.server_peak_rss_kib, mib, 1),
-        median(|f| f.client_peak_rss_kib, mib, 1),
-        median(|f| f.mib_per_server_cpu_s, 1.0, 0),
-        median(|f| f.fairness, 1.0, 2),
-        median(|f| f.connect_seconds, 1.0, 3),
+        median("messages_per_s", 1.0, 0),
+        median("rtt_p50_us", 1.0, 0),
+        median("rtt_p95_us", 1.0, 0),
+        median("rtt_p99_us", 1.0, 0),
+        median("server_cpu_percent", 1.0, 0),
+        median("client_cpu_percent", 1.0, 0),
+        median("server_peak_rss_kib", mib, 1),
+        median("client_peak_rss_kib", mib, 1),
+        median("mib_per_server_cpu_s", 1.0, 0),
+        median("fairness", 1.0, 2),
+        median("connect_seconds", 1.0, 3),
     ]
     .into_iter()
     .map(Entry::plain)

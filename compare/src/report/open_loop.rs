@@ -8,9 +8,11 @@ use std::collections::BTreeSet;
 
 use pingpong::client::open_loop::SUSTAINED_SHARE;
 
-use super::grid::{Entry, Grid};
-use crate::matrix::Load;
-use crate::results::{Cell, OpenLoop, PerBlock, Results, Rtt, Run, Status, Summary};
+use super::grid::{Entry, Grid, median_of};
+use pingpong::server::Shape;
+
+use crate::matrix::{Load, Workload};
+use crate::results::{Cell, OpenLoop, Results, Rtt, Run, Status};
 use crate::stats::median;
 
 /// What the open-loop tables mean.
@@ -25,24 +27,28 @@ pub const LEGEND: &str = "Open loop (wrk2's model): every connection sends a blo
     for its due times with the timing error given, spinning the last 50 us to each (so its \
     CPU figures include the spin); generator busy: the share of the window it had work";
 
-/// One block size at one load: the rates it ran.
+/// One workload (its closed-loop twin: block, shape, ...) at one load:
+/// the rates it ran, in blocks a second (a share of capacity, as it
+/// resolved: the same for every implementation of the run).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Sweep {
-    pub block: usize,
+    pub workload: Workload,
     pub load: Load,
     pub rates: Vec<u64>,
 }
 
 impl Sweep {
-    /// Every block size and load that ran in the open loop.
+    /// Every workload and load that ran in the open loop.
     pub fn all(results: &Results) -> Vec<Sweep> {
-        let keys: BTreeSet<(usize, Load)> = open(results).map(|c| (c.block, c.load())).collect();
+        let keys: BTreeSet<(Workload, Load)> = open(results)
+            .map(|c| (c.workload().closed(), c.load()))
+            .collect();
         keys.into_iter()
-            .map(|(block, load)| Sweep {
-                block,
+            .map(|(workload, load)| Sweep {
+                workload,
                 load,
                 rates: open(results)
-                    .filter(|c| (c.block, c.load()) == (block, load))
+                    .filter(|c| (c.workload().closed(), c.load()) == (workload, load))
                     .filter_map(|c| c.rate)
                     .collect::<BTreeSet<_>>()
                     .into_iter()
@@ -60,12 +66,23 @@ impl Sweep {
     ) -> Option<&'a Cell> {
         open(results).find(|c| {
             c.implementation == implementation
-                && (c.block, c.load(), c.rate) == (self.block, self.load, Some(rate))
+                && (c.workload().closed(), c.load(), c.rate)
+                    == (self.workload, self.load, Some(rate))
         })
     }
 
     pub fn title(&self, what: &str) -> String {
-        format!("{what}, {}, block {} bytes", self.load.label(), self.block)
+        format!("{what}, {}, {}", self.load.label(), self.workload.label())
+    }
+
+    /// How chart files tell it from the others: "1t-10c-16384B", then the
+    /// shape where it is not the echo.
+    pub fn slug(&self) -> String {
+        let shape = match self.workload.shape {
+            Shape::Echo => String::new(),
+            shape => format!("-{}", shape.name()),
+        };
+        format!("{}-{}B{shape}", self.load.slug(), self.workload.block)
     }
 }
 
@@ -279,15 +296,11 @@ fn cost(results: &Results, sweep: &Sweep) -> Grid {
         sweep,
         sweep.title("Open loop: CPU us per block, server / client"),
         |cell| {
-            let figures = cell.and_then(|c| c.figures.as_ref());
-            let cpu = |side: Option<&PerBlock>| {
-                side.and_then(|p| p.cpu_us)
-                    .map_or("-".into(), |s: Summary| format!("{:.1}", s.median))
-            };
+            let cpu = |key| cell.map_or("-".into(), |c| median_of(c, key, 1.0, 1));
             format!(
                 "{} / {}",
-                cpu(figures.and_then(|f| f.server_per_block.as_ref())),
-                cpu(figures.and_then(|f| f.client_per_block.as_ref()))
+                cpu("server_cpu_us_per_block"),
+                cpu("client_cpu_us_per_block")
             )
         },
     )
@@ -365,11 +378,13 @@ fn knees(results: &Results, sweeps: &[Sweep]) -> Grid {
         .config
         .p99_bound_us
         .unwrap_or(crate::defaults::P99_BOUND_MS * 1e3);
-    let several_blocks = sweeps.iter().any(|s| s.block != sweeps[0].block);
+    let several_blocks = sweeps
+        .iter()
+        .any(|s| s.workload.block != sweeps[0].workload.block);
     let header = std::iter::once("implementation".to_string())
         .chain(sweeps.iter().map(|s| {
             let block = match several_blocks {
-                true => format!(", {} B", s.block),
+                true => format!(", {} B", s.workload.block),
                 false => String::new(),
             };
             let client = s

@@ -165,17 +165,13 @@ pub fn notes(results: &Results, details: bool) -> Vec<String> {
             notes.push(udp_legend());
         }
     }
-    let counted = results.cells.iter().any(|c| {
-        c.figures
-            .as_ref()
-            .is_some_and(|f| f.server_per_block.is_some() || f.client_per_block.is_some())
-    });
+    let counted = results.cells.iter().any(cost::has_cost);
     if details && counted {
         notes.push(cost::LEGEND.into());
         let no_cost_runs = results
             .cells
             .iter()
-            .all(|c| c.cost_run.is_none() && c.cost_absent.is_none());
+            .all(|c| c.cost_runs.is_empty() && c.cost_absent.is_none());
         if no_cost_runs {
             notes.push(
                 "These results hold no cost runs (compare made none before it counted \

@@ -16,6 +16,7 @@ use super::trend;
 use crate::adapters::{ADAPTERS, Adapter};
 use crate::implementation::base_name;
 use crate::matrix::Load;
+use crate::results::registry;
 use crate::results::{Cell, Status, Summary};
 
 /// The charts, one file each.
@@ -127,7 +128,7 @@ pub fn render(views: &[View]) -> Result<Vec<Chart>> {
         for sweep in Sweep::all(view.results) {
             let subject = sweep.title("latency against offered load");
             charts.push(Chart {
-                file: format!("latency-by-rate-{}-{}B.svg", sweep.load.slug(), sweep.block),
+                file: format!("latency-by-rate-{}.svg", sweep.slug()),
                 caption: format!("{subject}; a line ends where the rate was not sustained"),
                 svg: latency_by_rate(view, &sweep, &subject)?,
             });
@@ -264,7 +265,7 @@ fn mib(cell: &Cell) -> Option<Summary> {
 }
 
 fn rtt_p99(cell: &Cell) -> Option<Summary> {
-    (cell.status == Status::Ok).then_some(cell.figures.as_ref()?.rtt_p99_us?)
+    cell.summary(registry::figure("rtt_p99_us"))
 }
 
 /// The x axis: one group per load, labelled with its thread or connection count.

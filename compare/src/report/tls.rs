@@ -3,7 +3,7 @@
 //! CPU per block on both sides), and handshakes per second, full and
 //! resumed, beside plain TCP connections per second.
 
-use super::grid::{Entry, Grid, View, bound, ok, ratios, unavailable};
+use super::grid::{Entry, Grid, View, bound, median_of, ok, ratios, unavailable};
 use super::open_loop::runs_median;
 use crate::matrix::{Load, Tls, Workload};
 use crate::results::{Cell, Results, Run};
@@ -85,13 +85,11 @@ fn of(cell: Option<&Cell>, pick: impl Fn(&Run) -> Option<f64>, digits: usize) ->
 
 /// The median CPU microseconds per block of the server or the client.
 fn cpu_us(cell: Option<&Cell>, server: bool) -> String {
-    let figures = ok(cell).and_then(|c| c.figures.as_ref());
-    let side = figures.and_then(|f| match server {
-        true => f.server_per_block.as_ref(),
-        false => f.client_per_block.as_ref(),
-    });
-    side.and_then(|s| s.cpu_us)
-        .map_or("-".into(), |s| format!("{:.1}", s.median))
+    let key = match server {
+        true => "server_cpu_us_per_block",
+        false => "client_cpu_us_per_block",
+    };
+    ok(cell).map_or("-".into(), |c| median_of(c, key, 1.0, 1))
 }
 
 /// One load: each implementation's MiB/s and CPU per block, plain then TLS.

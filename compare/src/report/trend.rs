@@ -11,7 +11,7 @@ use crate::check::verdicts::{Finding, badness, default_thresholds, judge, within
 use crate::defaults;
 use crate::implementation::{Spec, Versions};
 use crate::matrix::{Load, Workload};
-use crate::results::{Cell, Results, Status};
+use crate::results::{Cell, Results, Status, registry};
 use crate::stats::Verdict;
 
 /// A step between two consecutive releases of a range.
@@ -132,7 +132,7 @@ pub fn tables(results: &Results) -> Vec<Grid> {
                     let f = &s.finding;
                     [
                         f.cell.clone(),
-                        f.metric.name().into(),
+                        f.metric.label.into(),
                         s.before.clone(),
                         s.after.clone(),
                         change(f),
@@ -166,9 +166,7 @@ fn row(name: &str, cell: Option<&Cell>, step: String) -> Vec<Entry> {
     }
     let p99 = runs_median(&cell.runs, |r| Some(r.rtt.as_ref()?.p99_us));
     let cpu = cell
-        .figures
-        .as_ref()
-        .and_then(|f| f.server_per_block.as_ref()?.cpu_us)
+        .summary(registry::figure("server_cpu_us_per_block"))
         .map(|s| s.median);
     [
         version,
@@ -193,7 +191,7 @@ fn step_text(steps: &[Step], before: &str, after: &str, workload: Workload, load
         .map(|s| {
             format!(
                 "{} {} {}",
-                s.finding.metric.name(),
+                s.finding.metric.label,
                 change(&s.finding),
                 s.finding.verdict.word()
             )

@@ -6,10 +6,8 @@
 
 use anyhow::{Context, Result};
 
-use super::{
-    Cell, Cost, CountedSummary, Figures, Interval, PerBlock, Results, Rtt, Run, Series, Status,
-    Summary, Usage,
-};
+use super::registry::{self, Figure, Source};
+use super::{Cell, Figures, Interval, Results, Rtt, Run, Series, Status, Summary};
 use pingpong::client::open_loop::GENERATOR_BUSY;
 
 use crate::defaults;
@@ -86,58 +84,6 @@ impl Run {
     pub fn blocks(&self, block: usize) -> f64 {
         self.bytes as f64 / block as f64
     }
-
-    /// CPU microseconds per block of one process in this run: all, user, system.
-    fn cpu_per_block(&self, block: usize, usage: Option<Usage>) -> Option<[f64; 3]> {
-        let usage = usage?;
-        let us = |percent: f64| percent / 100.0 * self.seconds * 1e6 / self.blocks(block);
-        Some([
-            us(usage.cpu_percent),
-            us(usage.user_percent),
-            us(usage.system_percent),
-        ])
-    }
-
-    /// One process's counts in this (cost) run, per block.
-    fn counts_per_block(&self, block: usize, cost: Option<Cost>) -> Option<[f64; 7]> {
-        let cost = cost?;
-        let per = |n: u64| n as f64 / self.blocks(block);
-        Some([
-            per(cost.syscalls),
-            per(cost.reads),
-            per(cost.writes),
-            per(cost.waits),
-            per(cost.futex),
-            per(cost.other_syscalls()),
-            per(cost.context_switches),
-        ])
-    }
-}
-
-/// What a block cost one process: CPU time over the timed runs, counts
-/// from the cost run; none where there is neither.
-fn per_block(
-    runs: &[Run],
-    cost_run: Option<&Run>,
-    cpu: impl Fn(&Run) -> Option<[f64; 3]>,
-    counts: impl Fn(&Run) -> Option<[f64; 7]>,
-) -> Option<PerBlock> {
-    let cpu: Vec<[f64; 3]> = runs.iter().filter_map(cpu).collect();
-    let counts = cost_run.and_then(counts);
-    let time = |i: usize| Summary::of(cpu.iter().map(|v| v[i]));
-    let count = |i: usize| Summary::of(counts.map(|c| c[i]));
-    (!cpu.is_empty() || counts.is_some()).then(|| PerBlock {
-        cpu_us: time(0),
-        user_us: time(1),
-        system_us: time(2),
-        syscalls: count(0),
-        reads: count(1),
-        writes: count(2),
-        waits: count(3),
-        futex: count(4),
-        other_syscalls: count(5),
-        context_switches: count(6),
-    })
 }
 
 impl Rtt {
@@ -187,10 +133,26 @@ impl Cell {
         ))
     }
 
-    /// Records the cell's cost run; `noisy_percent` is the run's threshold.
-    pub fn set_cost_run(&mut self, run: Run, noisy_percent: f64) {
-        self.cost_run = Some(run);
+    /// Adds a cost run; `noisy_percent` is the run's threshold.
+    pub fn push_cost_run(&mut self, run: Run, noisy_percent: f64) {
+        self.cost_runs.push(run);
         self.summarize(noisy_percent);
+    }
+
+    /// The values of `figure` in the repetitions that give it, in order.
+    pub fn values(&self, figure: &Figure) -> Vec<f64> {
+        let runs = match figure.source {
+            Source::Runs => &self.runs,
+            Source::CostRuns => &self.cost_runs,
+        };
+        runs.iter()
+            .filter_map(|r| figure.of(r, self.block))
+            .collect()
+    }
+
+    /// The summary of `figure` over the cell's repetitions, where it has one.
+    pub fn summary(&self, figure: &Figure) -> Option<Summary> {
+        self.figures.as_ref()?.get(figure.key).copied()
     }
 
     /// Adds a successful repetition; `noisy_percent` is the run's threshold.
@@ -227,45 +189,10 @@ impl Cell {
                 }
             });
         self.modes = stats::modes(&mib);
-        let runs = &self.runs;
-        let block = self.block;
-        let of = |f: &dyn Fn(&Run) -> Option<f64>| Summary::of(runs.iter().filter_map(f));
-        self.figures = Some(Figures {
-            messages_per_s: of(&|r| Some(r.messages_per_s)),
-            rtt_p50_us: of(&|r| Some(r.rtt.as_ref()?.p50_us)),
-            rtt_p95_us: of(&|r| Some(r.rtt.as_ref()?.p95_us)),
-            rtt_p99_us: of(&|r| Some(r.rtt.as_ref()?.p99_us)),
-            server_cpu_percent: of(&|r| Some(r.server_usage?.cpu_percent)),
-            client_cpu_percent: of(&|r| Some(r.client_usage?.cpu_percent)),
-            server_peak_rss_kib: of(&|r| Some(r.server_usage?.peak_rss_kib as f64)),
-            client_peak_rss_kib: of(&|r| Some(r.client_usage?.peak_rss_kib as f64)),
-            mib_per_server_cpu_s: of(&|r| r.mib_per_server_cpu_s),
-            connect_seconds: of(&|r| r.connect_seconds),
-            fairness: of(&|r| r.fairness),
-            loss_percent: of(&|r| Some(r.datagrams?.loss_percent())),
-            window_spread: of(&|r| r.series.as_ref()?.spread()),
-            server_per_block: per_block(
-                runs,
-                self.cost_run.as_ref(),
-                |r| r.cpu_per_block(block, r.server_usage),
-                |r| r.counts_per_block(block, r.server_cost),
-            ),
-            client_per_block: per_block(
-                runs,
-                self.cost_run.as_ref(),
-                |r| r.cpu_per_block(block, r.client_usage),
-                |r| r.counts_per_block(block, r.client_cost),
-            ),
-            counted: runs
-                .iter()
-                .any(|r| r.counted.is_some())
-                .then(|| CountedSummary {
-                    server_instructions: of(&|r| Some(r.counted?.server_instructions)),
-                    client_instructions: of(&|r| Some(r.counted?.client_instructions)),
-                    server_syscalls: of(&|r| r.counted?.server_syscalls),
-                    client_syscalls: of(&|r| r.counted?.client_syscalls),
-                }),
-        });
+        let figures: Figures = registry::figures()
+            .filter_map(|f| Some((f.key.to_string(), Summary::of(self.values(f))?)))
+            .collect();
+        self.figures = Some(figures);
     }
 
     /// How precisely the runs pin the median down: the half-width of its
@@ -322,6 +249,14 @@ pub struct Reached {
 }
 
 impl Results {
+    /// Computes every cell's summaries from its runs again.
+    pub fn summarize(&mut self) {
+        let noisy = self.config.noisy_percent();
+        for cell in &mut self.cells {
+            cell.summarize(noisy);
+        }
+    }
+
     /// The precision the run reached; none where no cell has an interval.
     pub fn reached(&self) -> Option<Reached> {
         let ok: Vec<&Cell> = self
@@ -376,7 +311,7 @@ impl std::fmt::Display for Reached {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::OpenLoop;
+    use crate::results::{OpenLoop, Usage};
 
     #[test]
     fn summary_is_median_min_max() {

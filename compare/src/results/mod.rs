@@ -6,6 +6,8 @@
 
 pub mod figures;
 pub mod file;
+pub mod key;
+pub mod registry;
 
 use std::collections::BTreeMap;
 
@@ -18,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::defaults;
 use crate::external::External;
 use crate::implementation::{Implementation, Spec, Versions};
-use crate::matrix::{Load, Tls, WindowAt, Workload};
+use crate::matrix::{Load, Rate, Tls, WindowAt, Workload};
 use crate::placement::Placement;
 use crate::revision::Source;
 
@@ -145,6 +147,9 @@ pub struct Config {
     /// Whether each cell got a cost run (`--no-cost` makes it false).
     #[serde(default)]
     pub cost: Option<bool>,
+    /// `--cost-runs`: cost runs per cell; absent: one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_runs: Option<usize>,
     /// RFC 3339 times the run was resumed with `--resume`.
     #[serde(default)]
     pub resumed: Vec<String>,
@@ -173,6 +178,10 @@ pub struct Config {
     /// connections, each run at every load; empty: the closed loop.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rates: Vec<u64>,
+    /// `--rates` given as shares of capacity, in percent: the closed loop
+    /// runs too, first, and each share's rate follows from it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rate_shares: Vec<u32>,
     /// `--tls`: every workload also runs inside TLS; what every TLS
     /// connection uses. Absent: plain TCP alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -324,9 +333,14 @@ pub struct Cell {
     #[serde(default = "default_window")]
     pub window: usize,
     /// The open loop's rate, blocks a second over all connections; absent:
-    /// the closed loop.
+    /// the closed loop (or a share's, until its capacity is known).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<u64>,
+    /// An open loop at a share of capacity (`--rates 10%`): its percent of
+    /// the closed-loop blocks a second of the run's first implementation
+    /// at the same load, which made `rate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_share: Option<u32>,
     /// Blocks each connection round-trips before it closes and another
     /// opens in its place; absent: connections stay open. (Files written
     /// before cells had it take the run's `churn`.)
@@ -356,8 +370,10 @@ pub struct Cell {
     pub runs: Vec<Run>,
     /// Median, min and max over the runs; absent unless the cell is ok.
     pub mib_per_s: Option<Summary>,
-    /// The other figures, summarized the same way; absent unless the cell is ok.
-    #[serde(default)]
+    /// Every figure of the registry, summarized the same way; absent unless
+    /// the cell is ok. Computed again from the runs whenever a file is read
+    /// (an older file's, of another layout, reads as none).
+    #[serde(default, deserialize_with = "figures_of_this_layout")]
     pub figures: Option<Figures>,
     /// The runs' MiB/s spread (max / min) exceeds the run's noise threshold.
     #[serde(default)]
@@ -373,11 +389,18 @@ pub struct Cell {
     /// cell whose median would flip between two states.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub modes: Option<[f64; 2]>,
-    /// One more repetition, after the others, in which the kernel counted
-    /// each process's system calls and switches. Counting slows every
-    /// system call, so no figure of `runs` comes from it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cost_run: Option<Run>,
+    /// Repetitions after the others (`--cost-runs`, one by default), in
+    /// which the kernel counted each process's system calls by kind.
+    /// Counting slows every system call, so no figure of `runs` comes from
+    /// them, and they give only the figures the registry says they do.
+    /// (A file from before there could be several has its one as `cost_run`.)
+    #[serde(
+        default,
+        alias = "cost_run",
+        deserialize_with = "one_or_more",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub cost_runs: Vec<Run>,
     /// Why the cell has no cost run, where it has none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_absent: Option<String>,
@@ -392,64 +415,10 @@ pub struct Interval {
     pub confidence: f64,
 }
 
-/// Median, min and max over a cell's runs of each figure (absent where no
-/// run has it, e.g. round-trip times with `--no-latency`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Figures {
-    pub messages_per_s: Option<Summary>,
-    pub rtt_p50_us: Option<Summary>,
-    #[serde(default)]
-    pub rtt_p95_us: Option<Summary>,
-    pub rtt_p99_us: Option<Summary>,
-    pub server_cpu_percent: Option<Summary>,
-    pub client_cpu_percent: Option<Summary>,
-    pub server_peak_rss_kib: Option<Summary>,
-    pub client_peak_rss_kib: Option<Summary>,
-    pub mib_per_server_cpu_s: Option<Summary>,
-    pub connect_seconds: Option<Summary>,
-    #[serde(default)]
-    pub fairness: Option<Summary>,
-    /// Over UDP: datagrams lost, in percent of those sent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub loss_percent: Option<Summary>,
-    /// How much throughput moved inside each run's window: the spread of
-    /// its slices, (max - min) / median.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub window_spread: Option<Summary>,
-    /// What each block cost the server and the client.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_per_block: Option<PerBlock>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_per_block: Option<PerBlock>,
-    /// The runs' counted figures (`--counted`), summarized.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub counted: Option<CountedSummary>,
-}
-
-/// The counted figures of a cell's runs, each summarized over the runs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct CountedSummary {
-    pub server_instructions: Option<Summary>,
-    pub client_instructions: Option<Summary>,
-    pub server_syscalls: Option<Summary>,
-    pub client_syscalls: Option<Summary>,
-}
-
-/// What a block cost one process, summarized over the runs: CPU time in
-/// microseconds, and counts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct PerBlock {
-    pub cpu_us: Option<Summary>,
-    pub user_us: Option<Summary>,
-    pub system_us: Option<Summary>,
-    pub syscalls: Option<Summary>,
-    pub reads: Option<Summary>,
-    pub writes: Option<Summary>,
-    pub waits: Option<Summary>,
-    pub futex: Option<Summary>,
-    pub other_syscalls: Option<Summary>,
-    pub context_switches: Option<Summary>,
-}
+/// Median, min and max over a cell's repetitions of each figure of the
+/// [`registry`] that they give, by its key; a figure none gives is absent
+/// (round-trip times with `--no-latency`, system calls without cost runs).
+pub type Figures = BTreeMap<String, Summary>;
 
 /// Throughput inside the window, slice by slice.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -471,6 +440,12 @@ pub struct Usage {
     pub peak_rss_kib: u64,
     pub voluntary_switches_per_s: f64,
     pub involuntary_switches_per_s: f64,
+    /// CPU time over the window in nanoseconds, from the process's CPU
+    /// clock (every thread, those that ended meanwhile too): `cpu_percent`
+    /// is read in clock ticks, too coarse for the CPU a block costs.
+    /// Absent in files from before it was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ns: Option<u64>,
 }
 
 /// TCP counters of the network namespace, and UDP's receive-buffer drops,
@@ -545,7 +520,6 @@ pub struct Cost {
     pub waits: u64,
     /// futex: threads waiting for or waking each other.
     pub futex: u64,
-    pub context_switches: u64,
 }
 
 impl Cost {
@@ -557,9 +531,6 @@ impl Cost {
             writes: self.writes.saturating_sub(earlier.writes),
             waits: self.waits.saturating_sub(earlier.waits),
             futex: self.futex.saturating_sub(earlier.futex),
-            context_switches: self
-                .context_switches
-                .saturating_sub(earlier.context_switches),
         }
     }
 
@@ -804,6 +775,29 @@ pub struct Summary {
     pub max: f64,
 }
 
+/// Figures by key, or none where a file of an older layout has them
+/// otherwise: they follow from the runs, and are computed again.
+fn figures_of_this_layout<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Figures>, D::Error> {
+    let value = Option::<serde_json::Value>::deserialize(d)?;
+    Ok(value.and_then(|v| serde_json::from_value(v).ok()))
+}
+
+/// Runs written as a list, or as the one run of an older file.
+fn one_or_more<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Run>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMore {
+        More(Vec<Run>),
+        One(Box<Run>),
+    }
+    Ok(match OneOrMore::deserialize(d)? {
+        OneOrMore::More(runs) => runs,
+        OneOrMore::One(run) => vec![*run],
+    })
+}
+
 fn is_tcp(protocol: &Protocol) -> bool {
     *protocol == Protocol::Tcp
 }
@@ -892,10 +886,14 @@ impl Config {
         } else {
             self.windows.clone()
         };
-        let rates: Vec<Option<u64>> = match self.rates.is_empty() {
-            true => vec![None],
-            false => self.rates.iter().copied().map(Some).collect(),
-        };
+        // Shares of capacity need the closed loop first, where it is measured.
+        let closed = self.rates.is_empty() || !self.rate_shares.is_empty();
+        let rates: Vec<Option<Rate>> = closed
+            .then_some(None)
+            .into_iter()
+            .chain(self.rates.iter().map(|&r| Some(Rate::PerSecond(r))))
+            .chain(self.rate_shares.iter().map(|&p| Some(Rate::Share(p))))
+            .collect();
         let tls: &[Option<Tls>] = match self.tls {
             Some(_) => &[None, Some(Tls::Full)],
             None => &[None],
@@ -944,44 +942,16 @@ impl Config {
     }
 }
 
-/// How a cell is named in checks and histories: "tokio (client mio), 1
-/// thread, 1000 connections, 16384 B", then its window where pipelined and
-/// the rest of its workload.
-pub fn cell_label(implementation: &str, client: &str, load: Load, workload: &Workload) -> String {
-    let client = if client.is_empty() || client == implementation {
-        String::new()
-    } else {
-        format!(" (client {client})")
-    };
-    let window = match workload.window {
-        1 => String::new(),
-        w => format!(", window {w}"),
-    };
-    format!(
-        "{implementation}{client}, {}, {} B{window}{}",
-        load.label(),
-        workload.block,
-        workload.beyond_block_and_window()
-    )
-}
-
 impl Cell {
-    /// Its name in checks and histories ([`cell_label`]).
-    pub fn label(&self) -> String {
-        cell_label(
-            &self.implementation,
-            &self.client,
-            self.load(),
-            &self.workload(),
-        )
-    }
-
     pub fn workload(&self) -> Workload {
         Workload {
             protocol: self.protocol,
             block: self.block,
             window: self.window,
-            rate: self.rate,
+            rate: match self.rate_share {
+                Some(p) => Some(Rate::Share(p)),
+                None => self.rate.map(Rate::PerSecond),
+            },
             churn: self.churn,
             tls: self.tls,
             shape: self.shape,
@@ -1045,7 +1015,14 @@ impl Results {
                 connections: load.connections,
                 block: workload.block,
                 window: workload.window,
-                rate: workload.rate,
+                rate: match workload.rate {
+                    Some(Rate::PerSecond(r)) => Some(r),
+                    Some(Rate::Share(_)) | None => None,
+                },
+                rate_share: match workload.rate {
+                    Some(Rate::Share(p)) => Some(p),
+                    _ => None,
+                },
                 churn: workload.churn,
                 tls: workload.tls,
                 shape: workload.shape,
@@ -1062,7 +1039,7 @@ impl Results {
                 client_bound: false,
                 interval: None,
                 modes: None,
-                cost_run: None,
+                cost_runs: Vec::new(),
                 cost_absent: None,
             });
             self.cells.len() - 1

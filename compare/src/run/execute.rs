@@ -16,7 +16,7 @@ use crate::plan::Plan;
 use crate::program::Programs;
 use crate::progress::Progress;
 use crate::repetition::{Job, Measure, RepetitionError};
-use crate::results::{Cell, Results, Run, Status};
+use crate::results::{Cell, Results, Run, Status, registry};
 
 /// How the loop ended.
 #[derive(Debug, PartialEq, Eq)]
@@ -71,7 +71,7 @@ impl Execution<'_> {
         let order = results
             .cells
             .iter()
-            .flat_map(|c| c.runs.iter().chain(&c.cost_run).map(|r| r.order))
+            .flat_map(|c| c.runs.iter().chain(&c.cost_runs).map(|r| r.order))
             .max()
             .unwrap_or(0);
         let mut state = Loop {
@@ -123,8 +123,10 @@ impl<'a> Loop<'a> {
                     *left = left.saturating_sub(started.elapsed());
                 }
             }
-            if self.cost_round(&group)? {
-                return Ok(true);
+            for round in 1..=plan.cost_runs {
+                if self.cost_round(&group, round)? {
+                    return Ok(true);
+                }
             }
         }
         Ok(false)
@@ -150,10 +152,45 @@ impl<'a> Loop<'a> {
                 ));
             }
         }
+        for &i in &cells {
+            self.resolve_share(i, &plan.servers[0].name());
+        }
         Group {
             load,
             placement,
             cells,
+        }
+    }
+
+    /// The rate of cell `i`, where it is a share of capacity not yet
+    /// resolved: that share of the blocks a second `baseline` made in the
+    /// closed loop at the same load, in the same workload otherwise (which
+    /// ran before it). Without that figure the cell is unavailable.
+    fn resolve_share(&mut self, i: usize, baseline: &str) {
+        let cell = &self.results.cells[i];
+        let (Some(share), None) = (cell.rate_share, cell.rate) else {
+            return;
+        };
+        let (load, closed) = (cell.load(), cell.workload().closed());
+        let capacity = self
+            .results
+            .cells
+            .iter()
+            .find(|c| c.implementation == baseline && c.load() == load && c.workload() == closed)
+            .and_then(|c| c.summary(registry::figure("messages_per_s")));
+        let cell = &mut self.results.cells[i];
+        match capacity {
+            Some(capacity) => {
+                let rate = (capacity.median * share as f64 / 100.0).round().max(1.0);
+                cell.rate = Some(rate as u64);
+            }
+            None => cell.set_unavailable(
+                "no capacity measured".into(),
+                format!(
+                    "{share}% of capacity: {baseline}'s closed loop at {} has no figure to take it of",
+                    load.label()
+                ),
+            ),
         }
     }
 
@@ -181,14 +218,17 @@ impl<'a> Loop<'a> {
         }
     }
 
-    /// The cost run of each of the group's cells that has a figure and no
-    /// cost run yet: one more repetition, which the kernel counts; whether
-    /// an interrupt stopped it. A cost run that fails costs the cell its
-    /// counts, not its figure.
-    fn cost_round(&mut self, group: &Group) -> Result<bool> {
+    /// Cost run `round` of each of the group's cells that has a figure and
+    /// every cost run before it: one more repetition, which the kernel
+    /// counts; whether an interrupt stopped it. A cost run that fails costs
+    /// the cell its later cost runs, not its figure; a cell that cannot be
+    /// counted at all (its `cost_absent` says why) gets none.
+    fn cost_round(&mut self, group: &Group, round: usize) -> Result<bool> {
         let (execution, results) = (self.execution, &mut *self.results);
         let due = group.due(results, |cell| {
-            cell.status == Status::Ok && cell.cost_run.is_none() && cell.cost_absent.is_none()
+            cell.status == Status::Ok
+                && cell.cost_runs.len() == round - 1
+                && (round > 1 || cell.cost_absent.is_none())
         });
         if let Err(why) = execution.counting {
             for &i in &due {
@@ -203,7 +243,11 @@ impl<'a> Loop<'a> {
                 return Ok(true);
             }
             let cell = &results.cells[i];
-            let what = format!("{} cost run", execution.label(cell, group));
+            let of = match execution.plan.cost_runs {
+                1 => String::new(),
+                n => format!(" {round}/{n}"),
+            };
+            let what = format!("{} cost run{of}", execution.label(cell, group));
             self.progress.start(&what);
             self.order += 1;
             let measured = self
@@ -219,7 +263,7 @@ impl<'a> Loop<'a> {
                     match m.into_run(self.order, cell.block) {
                         Ok(run) => {
                             self.progress.finished(&format!("{what}  {}", brief(&run)));
-                            cell.set_cost_run(run, execution.plan.noisy_percent);
+                            cell.push_cost_run(run, execution.plan.noisy_percent);
                             cell.cost_absent = absent;
                         }
                         Err(e) => cell.cost_absent = Some(format!("the cost run failed: {e:#}")),
@@ -325,6 +369,7 @@ impl Execution<'_> {
             client: &self.programs[&cell.client],
             load: group.load,
             workload: cell.workload(),
+            rate: cell.rate,
             work: config.work,
             warmup: Duration::from_secs_f64(config.warmup),
             seconds: Duration::from_secs_f64(config.seconds),
@@ -449,7 +494,6 @@ mod tests {
                     writes: 800,
                     waits: 800,
                     futex: 0,
-                    context_switches: 800,
                 });
                 return Ok(m);
             }
@@ -490,6 +534,7 @@ mod tests {
             noisy_percent: None,
             latency: None,
             cost: None,
+            cost_runs: None,
             resumed: Vec::new(),
             precision_percent: None,
             max_repeat: None,
@@ -497,6 +542,7 @@ mod tests {
             arrival: None,
             churn: None,
             rates: Vec::new(),
+            rate_shares: Vec::new(),
             tls: None,
             releases: Vec::new(),
             sources: Vec::new(),
@@ -821,32 +867,33 @@ mod tests {
     }
 
     #[test]
-    fn each_cell_gets_one_cost_run_apart_from_its_figure() {
-        let mut r = Results::new(config(&["mio", "tokio"], cross(&[1], &[1]), 2));
+    fn each_cell_gets_its_cost_runs_apart_from_its_figure_interleaved() {
+        let mut three = config(&["mio", "tokio"], cross(&[1], &[1]), 2);
+        three.cost_runs = Some(3);
+        let mut r = Results::new(three);
         let mut measure = mock();
         execute_counting(&mut r, &mut measure, &Interrupt::default(), Ok(()));
+        let calls = crate::results::registry::figure("server_syscalls_per_block");
+        let reads = crate::results::registry::figure("server_reads_per_block");
         for cell in &r.cells {
-            let cost = cell.cost_run.as_ref().expect("a cost run");
+            assert_eq!((cell.runs.len(), cell.cost_runs.len()), (2, 3));
             // After the cell's timed runs, in the run's sequence.
-            assert!(cell.runs.iter().all(|run| run.order < cost.order));
-            assert_eq!(cell.runs.len(), 2);
-            let per_block = cell
-                .figures
-                .as_ref()
-                .unwrap()
-                .server_per_block
-                .as_ref()
-                .unwrap();
-            // One call a block, half of them reads.
-            assert_eq!(per_block.syscalls.unwrap().median, 1.0);
-            assert_eq!(per_block.reads.unwrap().median, 0.5);
+            let first = cell.cost_runs[0].order;
+            assert!(cell.runs.iter().all(|run| run.order < first));
+            // One call a block, half of them reads, in each cost run.
+            assert_eq!(cell.values(calls), [1.0; 3]);
+            assert_eq!(cell.summary(reads).unwrap().median, 0.5);
             // Its throughput is not among the cell's.
             assert!(cell.mib_per_s.unwrap().max < 50.0);
         }
+        // Round by round, as the timed runs: mio's, tokio's, mio's, ...
+        let orders = |c: &Cell| c.cost_runs.iter().map(|r| r.order).collect::<Vec<_>>();
+        let (mio, tokio) = (orders(&r.cells[0]), orders(&r.cells[1]));
+        assert!((0..3).all(|i| mio[i] < tokio[i] && (i == 2 || tokio[i] < mio[i + 1])));
         // Where the kernel cannot count, each cell says why, and nothing runs for it.
         let mut r = Results::new(config(&["mio"], cross(&[1], &[1]), 1));
         execute(&mut r, &mut mock(), &Interrupt::default());
-        assert!(r.cells[0].cost_run.is_none());
+        assert!(r.cells[0].cost_runs.is_empty());
         assert_eq!(
             r.cells[0].cost_absent.as_deref(),
             Some("not counted in these tests")

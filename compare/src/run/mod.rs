@@ -54,11 +54,7 @@ pub fn run(options: Options) -> Result<Outcome> {
     let mut prepared = prepare::prepare(&plan, &mut results, &out, &build)?;
 
     let path = crate::results::file::in_folder(&out);
-    let cost_runs = results
-        .cells
-        .iter()
-        .filter(|c| c.cost_run.is_some())
-        .count();
+    let cost_runs: usize = results.cells.iter().map(|c| c.cost_runs.len()).sum();
     let ((least, most), done) = (plan.runs(), results.runs() + cost_runs);
     let mut progress = Progress::new(least, done, options.quiet);
     let config = &results.config;

@@ -278,16 +278,21 @@ fn assert_series_consistent(name: &str, run: &Run) {
     assert!(planned >= 0.0099, "{name}: {series:?}");
 }
 
-/// The cell's cost run, where the kernel counted one, holds together and
+/// The cell's cost runs, where the kernel counted them, hold together and
 /// came after its timed runs; where there is none, the cell says why.
 fn assert_costs_consistent(name: &str, cell: &Cell, seen: Seen) {
-    let Some(run) = &cell.cost_run else {
+    if cell.cost_runs.is_empty() {
         assert!(
             cell.cost_absent.as_ref().is_some_and(|why| !why.is_empty()),
             "{name}: no cost run and no reason"
         );
-        return;
-    };
+    }
+    for run in &cell.cost_runs {
+        assert_cost_run_consistent(name, cell, run, seen);
+    }
+}
+
+fn assert_cost_run_consistent(name: &str, cell: &Cell, run: &Run, seen: Seen) {
     assert!(cell.runs.iter().all(|r| r.order < run.order), "{name}");
     let sides = match seen {
         Seen::Both => vec![run.server_cost, run.client_cost],

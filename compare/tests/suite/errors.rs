@@ -166,7 +166,7 @@ fn bisect_by_counted_figures_asks_for_the_blocks_to_count() {
         "1.2.2",
         "1.2.4",
         "--metric",
-        "server-instructions",
+        "server_instructions_per_block",
     ]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");

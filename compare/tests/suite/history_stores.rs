@@ -371,9 +371,11 @@ fn a_version_1_history_is_migrated_and_protocol_and_client_threads_tell_cells_ap
         .append(&tcp, "tcp")
         .unwrap();
     // What a version 1 history is: no protocol column, nor the client's
-    // threads of version 3; both migrations then run.
+    // threads of version 3, nor the share of version 4; every migration
+    // then runs.
     store.sql(&location, "ALTER TABLE cell DROP COLUMN protocol");
     store.sql(&location, "ALTER TABLE cell DROP COLUMN client_threads");
+    store.sql(&location, "ALTER TABLE cell DROP COLUMN rate_share");
     store.set_version(&location, 1);
 
     let mut history = History::open(&location).unwrap();
@@ -398,6 +400,17 @@ fn a_version_1_history_is_migrated_and_protocol_and_client_threads_tell_cells_ap
     history.append(&sized, "sized").unwrap();
     let cell = sized.cells.iter().find(|c| c.status == Status::Ok).unwrap();
     assert!(history.past(&machine, cell, "9999").unwrap().len() == 1);
+    // In the open loop at 10% of capacity, and at as many blocks a second
+    // as that made: two cells, each its own.
+    for (day, share) in [("04", Some(10)), ("05", None)] {
+        let mut open = started(&format!("2026-01-{day}T00:00:00+00:00"));
+        for cell in &mut open.cells {
+            (cell.rate, cell.rate_share) = (Some(5000), share);
+        }
+        history.append(&open, day).unwrap();
+        let cell = open.cells.iter().find(|c| c.status == Status::Ok).unwrap();
+        assert!(history.past(&machine, cell, "9999").unwrap().len() == 1);
+    }
     drop(history);
     // Opened again, it is of this version: the column is not added twice.
     History::open(&location).unwrap();

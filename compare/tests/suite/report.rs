@@ -54,7 +54,10 @@ fn every_format_is_written_and_well_formed() {
     assert_eq!(summary["cells"].as_array().unwrap().len(), 12);
     let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
     let header = csv.lines().next().unwrap();
-    assert!(header.starts_with("runtime,version,client"), "{header}");
+    assert!(
+        header.starts_with("runtime,client,protocol,tls,shape,threads"),
+        "{header}"
+    );
     // 8 ok cells x 2 runs, and one row for each of the 4 unavailable cells.
     assert_eq!(csv.lines().count(), 1 + 16 + 4);
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
