@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
 # What `compare check` catches on this machine, and how often it cries wolf.
 #
-#   scripts/power.sh UNITS ROUNDS TRIAL_ROUNDS... [-- compare run options]
+#   scripts/power.sh FAULT ROUNDS TRIAL_ROUNDS... [-- compare run options]
 #   scripts/power.sh --judge RUN_FOLDER TRIAL_ROUNDS...
 #
 # One interleaved run of mio against an identical build of itself (mio at
 # the version this workspace locks, built apart as mio@VERSION), whose
-# server does UNITS extra units of CPU work per block (the hidden fault
-# PINGPONG_FAULT=...:slow=UNITS; 0 for an A/A run). The run's ROUNDS rounds
-# are then cut into trials of TRIAL_ROUNDS consecutive rounds, and each trial
+# server has the hidden fault FAULT (PINGPONG_FAULT=...:FAULT): slow=UNITS,
+# extra units of CPU work per block, or wake-every=N, a wake-up of an idle
+# thread every N blocks; a bare number is slow=NUMBER, and 0 an A/A run.
+# The run's ROUNDS rounds (and as many cost runs, where it has them) are
+# then cut into trials of TRIAL_ROUNDS consecutive rounds, and each trial
 # is checked as `compare check RUN --baseline mio --candidate mio@VERSION`
 # checks a run of that many rounds. Prints, per figure and trial size, how
 # many trials were judged regressed or improved, beside the change measured
 # over all ROUNDS (the true effect of the fault on this machine, that day).
 # Default run options: 1 thread, 1 connection, 0.1 s windows, 0.02 s warm-up;
-# any given replace them (add --counted BLOCKS to judge counted figures).
-# The run's folder is results/power-*.
+# any given replace them (add --counted BLOCKS to judge counted figures,
+# --rates R --cost-runs ROUNDS to judge the cost figures at a part of
+# capacity). The run's folder is results/power-*.
 set -euo pipefail
 usage="usage: $0 UNITS ROUNDS TRIAL_ROUNDS... [-- compare run options], or $0 --judge RUN_FOLDER TRIAL_ROUNDS..."
 if [ $# -lt 3 ]; then
@@ -31,10 +34,10 @@ if [ "$1" = --judge ]; then
     out=$2
     shift 2
     sizes=("$@")
-    units=$(sed -n 's/.*:slow=\([0-9]*\).*/\1/p' "$out/fault" 2>/dev/null || true)
-    units=${units:-0}
+    fault=$(sed -n 's/.*pingpong-mio:\(.*\)/\1/p' "$out/fault" 2>/dev/null || true)
+    fault=${fault:-0}
 else
-    units=$1 rounds=$2
+    fault=$1 rounds=$2
     shift 2
     sizes=()
     while [ $# -gt 0 ] && [ "$1" != "--" ]; do
@@ -44,12 +47,17 @@ else
     [ $# -eq 0 ] || shift
     options=(--threads 1 --connections 1 --seconds 0.1 --warmup 0.02)
     [ $# -eq 0 ] || options=("$@")
-    out="results/power-$units-$rounds-$(date -u +%Y%m%dT%H%M%SZ)"
+    case "$fault" in
+        *=*) ;;
+        *) fault="slow=$fault" ;;
+    esac
+    [ "$fault" != slow=0 ] || fault=0
+    out="results/power-$fault-$rounds-$(date -u +%Y%m%dT%H%M%SZ)"
     mkdir -p "$out"
-    fault=()
-    [ "$units" -eq 0 ] || fault=("PINGPONG_FAULT=pingpong-mio-$version/pingpong-mio:slow=$units")
-    echo "${fault[@]}" >"$out/fault"
-    if ! env "${fault[@]}" "$compare" run --runtimes "mio,$candidate" --repeat "$rounds" \
+    env=()
+    [ "$fault" = 0 ] || env=("PINGPONG_FAULT=pingpong-mio-$version/pingpong-mio:$fault")
+    echo "${env[@]}" >"$out/fault"
+    if ! env "${env[@]}" "$compare" run --runtimes "mio,$candidate" --repeat "$rounds" \
         --out "$out" --quiet "${options[@]}" >"$out/tables.txt" 2>"$out/progress.txt"; then
         echo "$0: the run failed; see $out" >&2
         exit 2
@@ -63,7 +71,7 @@ verdicts() {
         awk -F' [|] ' '/^\| mio@/ { sub(/ \|$/, "", $8); print $2 "\t" $8 "\t" $5 }'
 }
 verdicts "$out" >"$out/all.tsv" || true
-echo "| slow | figure | change over all $rounds rounds | rounds per trial | trials | regressed | improved |"
+echo "| fault | figure | change over all $rounds rounds | rounds per trial | trials | regressed | improved |"
 echo "|---:|---|---:|---:|---:|---:|---:|"
 for size in "${sizes[@]}"; do
     trials=$((rounds / size))
@@ -72,12 +80,14 @@ for size in "${sizes[@]}"; do
         dir="$out/trial-$size-$t"
         mkdir -p "$dir"
         jq --argjson from $((t * size)) --argjson to $(((t + 1) * size)) \
-            '.cells |= map(.runs |= .[$from:$to])' "$out/results.json" >"$dir/results.json"
+            '.cells |= map((.runs |= .[$from:$to])
+                | if .cost_runs then .cost_runs |= .[$from:$to] else . end)' \
+            "$out/results.json" >"$dir/results.json"
         verdicts "$dir" >>"$out/trials-$size.tsv" || true
     done
     while IFS=$'\t' read -r figure _ change; do
         regressed=$(awk -F'\t' -v f="$figure" '$1 == f && $2 == "REGRESSED"' "$out/trials-$size.tsv" | wc -l)
         improved=$(awk -F'\t' -v f="$figure" '$1 == f && $2 == "improved"' "$out/trials-$size.tsv" | wc -l)
-        echo "| $units | $figure | $change | $size | $trials | $regressed | $improved |"
+        echo "| $fault | $figure | $change | $size | $trials | $regressed | $improved |"
     done <"$out/all.tsv"
 done

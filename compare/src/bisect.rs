@@ -12,9 +12,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail, ensure};
 use semver::Version;
 
-use crate::check::verdicts::{Metric, Thresholds, judge, within};
+use crate::check::verdicts::{Metric, Thresholds, default_thresholds, judge, within};
 use crate::implementation::Implementation;
-use crate::matrix::Load;
 use crate::results::{Cell, Config, Results, Status};
 use crate::shell::shell_words;
 use crate::stats::Verdict;
@@ -28,21 +27,19 @@ pub struct Options {
     pub bad: String,
     /// A git repository whose commits are searched instead of releases.
     pub git: Option<String>,
-    /// The loads: every thread count at every connection count. A step
-    /// differs where any of its cells does.
-    pub threads: Vec<usize>,
-    pub connections: Vec<usize>,
-    pub metric: Metric,
-    pub repeat: usize,
-    /// Blocks per connection counted under valgrind in every step.
-    pub counted: Option<u64>,
-    /// Every step's run as options make it (the load, `repeat` repetitions,
-    /// no cost run, the window), its implementations aside.
+    /// The figures judged: a step differs where any figure of any of its
+    /// cells does.
+    pub metrics: Vec<Metric>,
+    /// Every step's run as `compare run` validated it (its matrix,
+    /// repetitions, window and cost runs), its implementations aside.
     pub step: Config,
+    /// The options that make that run, as a person reproduces it.
+    pub step_options: Vec<String>,
     /// The cargo profile the releases are built with.
     pub profile: String,
-    /// The smallest change that counts, as a fraction.
-    pub threshold: f64,
+    /// The smallest change that counts, as a fraction, whatever the
+    /// figure's kind; none: the paired threshold of each figure's kind.
+    pub threshold: Option<f64>,
     pub out: PathBuf,
 }
 
@@ -105,14 +102,15 @@ pub fn bisect(options: &Options) -> Result<Found> {
         None => format!("releases of {}", adapter.krate),
         Some(url) => format!("first-parent commits of {url}"),
     };
+    let metrics: Vec<&str> = options.metrics.iter().map(|m| m.key).collect();
     println!(
-        "bisecting {} {what} from {} (good) to {} (bad), {} at {} thread(s), {} connections",
+        "bisecting {} {what} from {} (good) to {} (bad), judging {} of {} cells a step ({})",
         versions.len(),
         options.good,
         options.bad,
-        options.metric.label,
-        commas(&options.threads),
-        commas(&options.connections)
+        metrics.join(", "),
+        options.step.workloads().len() * options.step.loads.len(),
+        shell_words(options.step_options.iter().map(String::as_str)),
     );
     let good = versions[0].clone();
     let mut step = 0;
@@ -151,9 +149,9 @@ pub fn bisect(options: &Options) -> Result<Found> {
             }
             println!(
                 "  inconclusive after {} runs each: {} more",
-                results.config.repeat, options.repeat
+                results.config.repeat, options.step.repeat
             );
-            results.config.repeat += options.repeat;
+            results.config.repeat += options.step.repeat;
             results.save(&crate::results::file::in_folder(&dir))?;
             run(options, run::Start::Resume(dir.clone()))?;
             more += 1;
@@ -282,12 +280,12 @@ pub fn bisect(options: &Options) -> Result<Found> {
     })
 }
 
-/// A load: threads, connections.
-/// A candidate's verdict at each load.
-type Cells = Vec<(Load, Verdict)>;
+/// A candidate's verdict on each judged figure of each cell, the figure
+/// and the cell in words.
+type Cells = Vec<(String, Verdict)>;
 
 /// A step's verdict: it differs where any cell does (a regression first).
-fn overall(cells: &[(Load, Verdict)]) -> Verdict {
+fn overall(cells: &[(String, Verdict)]) -> Verdict {
     let any = |v: Verdict| cells.iter().any(|(_, w)| *w == v);
     [Verdict::Regressed, Verdict::Improved]
         .into_iter()
@@ -297,23 +295,36 @@ fn overall(cells: &[(Load, Verdict)]) -> Verdict {
 
 /// The cells' verdicts, where they are not all the same: "(REGRESSED at
 /// 2 threads, 1000 connections, no change at 1 thread, 1000 connections)".
-fn which_cells(cells: &[(Load, Verdict)]) -> String {
+fn which_cells(cells: &[(String, Verdict)]) -> String {
     if cells.iter().all(|(_, v)| *v == cells[0].1) {
         return String::new();
     }
     format!(" ({})", each_cell(cells))
 }
 
-/// Every cell's verdict and load.
-fn each_cell(cells: &[(Load, Verdict)]) -> String {
-    let each: Vec<String> = cells
+/// Every cell's verdict, where it is not no change: all of them where none
+/// changed.
+fn each_cell(cells: &[(String, Verdict)]) -> String {
+    let changed: Vec<&(String, Verdict)> = cells
         .iter()
-        .map(|(load, v)| format!("{} at {}", v.word(), load.label()))
+        .filter(|(_, v)| *v != Verdict::NoChange)
         .collect();
-    each.join(", ")
+    let shown = match changed.is_empty() || changed.len() == cells.len() {
+        true => cells.iter().collect(),
+        false => changed,
+    };
+    let each: Vec<String> = shown
+        .iter()
+        .map(|(what, v)| format!("{} at {what}", v.word()))
+        .collect();
+    let rest = cells.len() - shown.len();
+    match rest {
+        0 => each.join(", "),
+        n => format!("{}; no change in the other {n}", each.join(", ")),
+    }
 }
 
-fn report_step(options: &Options, label: &str, cells: &[(Load, Verdict)]) {
+fn report_step(options: &Options, label: &str, cells: &[(String, Verdict)]) {
     println!(
         "  {label} against {}: {}{}",
         options.good,
@@ -322,52 +333,11 @@ fn report_step(options: &Options, label: &str, cells: &[(Load, Verdict)]) {
     );
 }
 
-/// A step's `compare run` options, its implementations and folder aside:
-/// the load, `repeat` repetitions, no cost run, the window, and the blocks
-/// counted where instructions are.
-pub fn step_args(
-    connections: &[usize],
-    threads: &[usize],
-    repeat: usize,
-    seconds: f64,
-    warmup: f64,
-    counted: Option<u64>,
-) -> Vec<String> {
-    [
-        ("--connections", commas(connections)),
-        ("--threads", commas(threads)),
-        ("--repeat", repeat.to_string()),
-        ("--seconds", seconds.to_string()),
-        ("--warmup", warmup.to_string()),
-    ]
-    .into_iter()
-    .chain(counted.map(|blocks| ("--counted", blocks.to_string())))
-    .flat_map(|(option, value)| [option.to_string(), value])
-    .chain(["--no-cost".to_string()])
-    .collect()
-}
-
-/// "1,2": a list of counts as the command line takes it.
-fn commas(counts: &[usize]) -> String {
-    counts
-        .iter()
-        .map(usize::to_string)
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
 /// The command line of a step's run of `runtimes` into `dir`.
 fn run_command(options: &Options, runtimes: &[String], dir: &Path) -> String {
     let mut words: Vec<String> = ["compare", "run", "--runtimes"].map(String::from).into();
     words.push(runtimes.join(","));
-    words.extend(step_args(
-        &options.connections,
-        &options.threads,
-        options.repeat,
-        options.step.seconds,
-        options.step.warmup,
-        options.counted,
-    ));
+    words.extend(options.step_options.iter().cloned());
     words.extend(["--out".to_string(), dir.to_string_lossy().into_owned()]);
     shell_words(words.iter().map(String::as_str))
 }
@@ -461,30 +431,31 @@ impl Step {
     }
 }
 
-/// `compare check`'s verdict on `metric` of `candidate` against `baseline`
-/// at each load: a cell whose run passed its deadline is slow, not an error.
+/// `compare check`'s verdict on the judged figures of `candidate` against
+/// `baseline` in each cell: a cell whose run passed its deadline is slow,
+/// not an error.
 fn judge_step(
     options: &Options,
     results: &Results,
     baseline: &str,
     candidate: &str,
-) -> Result<Vec<(Load, Step)>> {
-    let mut cells: Vec<(Load, Step)> = timed_out(results, candidate)
+) -> Result<Vec<(String, Step)>> {
+    let mut cells: Vec<(String, Step)> = timed_out(results, candidate)
         .map(|(cell, why)| {
-            let load = cell.load();
-            println!(
-                "  {candidate} at {} timed out ({why}): counted as slow",
-                load.label()
-            );
-            (load, Step::Settled(Verdict::Regressed))
+            let what = cell.key().what();
+            println!("  {candidate} at {what} timed out ({why}): counted as slow");
+            (what, Step::Settled(Verdict::Regressed))
         })
         .collect();
     let sides = within("", results, baseline, candidate)?;
-    // --threshold is the judged figure's, whatever its kind.
-    let thresholds = Thresholds {
-        timed: options.threshold,
-        cost: options.threshold,
-        counted: options.threshold,
+    // --threshold is every judged figure's, whatever its kind.
+    let thresholds = match options.threshold {
+        Some(t) => Thresholds {
+            timed: t,
+            cost: t,
+            counted: t,
+        },
+        None => default_thresholds(true),
     };
     let comparison = judge(&sides, thresholds, defaults::CONFIDENCE)
         .with_context(|| format!("judging {candidate} against {baseline}"))?;
@@ -492,18 +463,23 @@ fn judge_step(
         comparison
             .findings
             .iter()
-            .filter(|f| f.metric == options.metric)
+            .filter(|f| options.metrics.contains(&f.metric))
             .map(|f| {
-                let step = Step::of(f.verdict, f.low, f.high, options.threshold);
-                (f.key.load, step)
+                let step = Step::of(f.verdict, f.low, f.high, f.threshold);
+                (format!("{}, {}", f.metric.label, f.key.what()), step)
             }),
     );
     ensure!(
         !cells.is_empty(),
         "no {} of {candidate} to judge",
-        options.metric.label
+        options
+            .metrics
+            .iter()
+            .map(|m| m.key)
+            .collect::<Vec<_>>()
+            .join(" or ")
     );
-    cells.sort_by_key(|(load, _)| *load);
+    cells.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(cells)
 }
 
@@ -549,17 +525,26 @@ mod tests {
 
     #[test]
     fn a_step_differs_where_any_cell_does_and_says_which() {
-        let one = vec![(Load::new(1, 1000), Verdict::NoChange)];
+        let at = |what: &str, v| (what.to_string(), v);
+        let one = vec![at("1 thread", Verdict::NoChange)];
         assert_eq!(overall(&one), Verdict::NoChange);
         assert_eq!(which_cells(&one), "");
         let two = vec![
-            (Load::new(1, 1000), Verdict::NoChange),
-            (Load::new(2, 1000), Verdict::Regressed),
+            at("1 thread", Verdict::NoChange),
+            at("2 threads", Verdict::Regressed),
         ];
         assert_eq!(overall(&two), Verdict::Regressed);
         assert_eq!(
             which_cells(&two),
-            " (no change at 1 thread, 1000 connections, REGRESSED at 2 threads, 1000 connections)"
+            " (REGRESSED at 2 threads; no change in the other 1)"
+        );
+        let both = vec![
+            at("1 thread", Verdict::Improved),
+            at("2 threads", Verdict::Regressed),
+        ];
+        assert_eq!(
+            which_cells(&both),
+            " (improved at 1 thread, REGRESSED at 2 threads)"
         );
     }
 }

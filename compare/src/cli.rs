@@ -131,39 +131,70 @@ pub struct BisectArgs {
     /// repository (a folder, file://, or a remote) instead of releases.
     #[arg(long, value_name = "URL|DIR")]
     pub git: Option<String>,
-    /// The loads: connection counts (a step differs where any cell does,
-    /// and the end says which cells flip).
-    #[arg(long, value_delimiter = ',', default_value = "1000", allow_negative_numbers = true, value_parser = count(u32::MAX as i64))]
+    /// Each step's matrix and method by name, as `compare run --preset`
+    /// takes it (default, where neither --connections nor --threads is
+    /// given: services, a service's partial loads, where a release's
+    /// cost per request moves).
+    #[arg(long, value_parser = one_of::<preset::Preset>(), conflicts_with_all = ["connections", "threads"])]
+    pub preset: Option<preset::Preset>,
+    /// The loads instead: connection counts (a step differs where any cell
+    /// does, and the end says which cells flip; alone: at 1 thread).
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true, value_parser = count(u32::MAX as i64))]
     pub connections: Vec<usize>,
-    /// The loads: thread counts, the same on both sides.
-    #[arg(long, value_delimiter = ',', default_value = "1", allow_negative_numbers = true, value_parser = count(1024))]
+    /// The loads instead: thread counts, the same on both sides (alone: at
+    /// 1,000 connections).
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true, value_parser = count(1024))]
     pub threads: Vec<usize>,
-    /// The figure judged, any the verdicts judge (`compare list figures`):
-    /// mib_per_s, rtt_p99_us, a side's cost per block
-    /// (server_cpu_us_per_block, client_futex_per_block, ...), or with
-    /// --counted its instructions (server_instructions_per_block).
-    #[arg(long, default_value = "mib_per_s", value_parser = judged_figure())]
-    pub metric: &'static Figure,
+    /// The figures judged, any the verdicts judge (`compare list
+    /// --figures`): mib_per_s, rtt_p99_us, a side's cost per block
+    /// (server_cpu_us_per_block, server_futex_per_block, ...), or with
+    /// --counted its instructions (server_instructions_per_block); a step
+    /// differs where any figure of any cell does. Default: mib_per_s, and
+    /// with a preset's open loop server_cpu_us_per_block too.
+    #[arg(long, value_delimiter = ',', value_parser = judged_figure())]
+    pub metric: Vec<&'static Figure>,
     /// Count each side's instructions per block under valgrind in every
     /// step (BLOCKS blocks per connection, then twice as many): figures that
     /// hold still where seconds do not, so fewer rounds decide.
     #[arg(long, value_name = "BLOCKS", value_parser = clap::value_parser!(u64).range(1..))]
     pub counted: Option<u64>,
-    /// Repetitions of each step's cells (6 at least for an interval).
-    #[arg(long, default_value_t = defaults::FEWEST_TIMED_RUNS, value_parser = count(1000))]
-    pub repeat: usize,
-    /// Smallest change, in percent, that counts.
-    #[arg(long, default_value_t = defaults::PAIRED_THRESHOLD_PERCENT, value_parser = percent)]
-    pub threshold: f64,
-    /// Length of each run's measurement window, in seconds.
-    #[arg(long, default_value_t = defaults::SECONDS, value_parser = pingpong::cli::seconds(true))]
-    pub seconds: f64,
-    /// Seconds of pingpong before each window.
-    #[arg(long, default_value_t = defaults::WARMUP, value_parser = pingpong::cli::seconds(false))]
-    pub warmup: f64,
+    /// Repetitions of each step's cells (6 at least for an interval;
+    /// default: the preset's, else 6).
+    #[arg(long, value_parser = count(1000))]
+    pub repeat: Option<usize>,
+    /// Smallest change, in percent, that counts (default: the paired
+    /// threshold of each judged figure's kind, 2% timed, 3% cost, 1%
+    /// counted).
+    #[arg(long, value_parser = percent)]
+    pub threshold: Option<f64>,
+    /// The window and warm-up (default: the preset's, else as `run`'s).
+    #[command(flatten)]
+    pub timing: Timing,
     /// Folder for the steps' runs (default: results/bisect-<UTC timestamp>).
     #[arg(long)]
     pub out: Option<PathBuf>,
+}
+
+/// How long each repetition measures, and warms up first: an option group
+/// of `run` and `bisect`; absent, a preset's or the defaults.
+#[derive(Debug, Clone, Default, Args)]
+pub struct Timing {
+    /// Length of the measurement window, in seconds [default: 0.2].
+    #[arg(long, allow_negative_numbers = true, value_parser = pingpong::cli::seconds(true))]
+    pub seconds: Option<f64>,
+    /// Seconds of pingpong after connecting, before the window [default: 0.1].
+    #[arg(long, allow_negative_numbers = true, value_parser = pingpong::cli::seconds(false))]
+    pub warmup: Option<f64>,
+}
+
+impl Timing {
+    pub fn seconds(&self) -> f64 {
+        self.seconds.unwrap_or(defaults::SECONDS)
+    }
+
+    pub fn warmup(&self) -> f64 {
+        self.warmup.unwrap_or(defaults::WARMUP)
+    }
 }
 
 #[derive(Debug, Args)]
@@ -278,7 +309,7 @@ pub struct RunArgs {
     /// 1 thread; 0.25 s of warm-up, 1 s windows, 3 repetitions) or services
     /// (a service's regression workload: 10 connections, 1 and 2 server
     /// threads, 1 client thread, the echo and the split, spawn and pool
-    /// shapes, each in the closed loop and in the open loop at 10% and 50%
+    /// shapes, each in the closed loop and in the open loop at 10% and 30%
     /// of the first implementation's capacity; 0.2 s of warm-up, 0.5 s
     /// windows, 6 runs and 6 cost runs a cell).
     #[arg(long, value_parser = one_of::<preset::Preset>(), conflicts_with_all = [
@@ -325,12 +356,8 @@ pub struct RunArgs {
     /// of worker tasks). The bytes on the wire are the same in each.
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Shape::Echo])]
     pub shapes: Vec<Shape>,
-    /// Length of the measurement window, in seconds.
-    #[arg(long, default_value_t = defaults::SECONDS, allow_negative_numbers = true, value_parser = pingpong::cli::seconds(true))]
-    pub seconds: f64,
-    /// Seconds of pingpong after connecting, before the window.
-    #[arg(long, default_value_t = defaults::WARMUP, allow_negative_numbers = true, value_parser = pingpong::cli::seconds(false))]
-    pub warmup: f64,
+    #[command(flatten)]
+    pub timing: Timing,
     /// Repetitions of each cell, exactly (3 by default with --precision off);
     /// the cell's figure is their median. With --precision, the fewest (6
     /// by default: the fewest with a 95% interval).

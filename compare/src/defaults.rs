@@ -52,9 +52,12 @@ pub const COST_THRESHOLD_PERCENT: f64 = 5.0;
 pub const PAIRED_COST_THRESHOLD_PERCENT: f64 = 3.0;
 /// What `compare check` adds to both sides' cost figures per block before
 /// it divides them: a count that is none on one side (no futex call at
-/// all) still has a ratio, and a change of less than a hundredth of a
-/// call or switch per block counts for little.
-pub const COST_FLOOR: f64 = 0.01;
+/// all) still has a ratio, and a change of a few hundredths of a call or a
+/// switch per block counts for little. At 0.01, a run of three tokio
+/// releases here called a client's 0.024 voluntary switches per block
+/// against 0.037 a regression ([+6%, +73%]); a tenth leaves a real step
+/// of 0.4 to 1.8 futex calls per block far past any threshold.
+pub const COST_FLOOR: f64 = 0.1;
 /// The same for counted figures (instructions and system calls per block).
 pub const COUNTED_THRESHOLD_PERCENT: f64 = 1.0;
 /// The fewest runs on each side that `compare check` judges a timed figure

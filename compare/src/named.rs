@@ -14,4 +14,13 @@ pub trait Named: Sized + Copy + 'static {
             .map(|i| Self::ALL[i])
             .ok_or_else(|| format!("{name} is not one of {}", Self::NAMES.join(", ")))
     }
+
+    /// The choice's name.
+    fn name(self) -> &'static str
+    where
+        Self: PartialEq,
+    {
+        let at = Self::ALL.iter().position(|c| *c == self);
+        Self::NAMES[at.expect("every choice is in ALL")]
+    }
 }

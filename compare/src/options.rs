@@ -12,10 +12,15 @@ use pingpong::protocol::Protocol;
 use pingpong::server::Shape;
 
 use crate::adapters::ADAPTERS;
-use crate::cli::{BisectArgs, CheckArgs, Cli, Command, Precision, ReportArgs, RunArgs, SiteArgs};
+use crate::cli::{
+    BisectArgs, CheckArgs, Cli, Command, Precision, ReportArgs, RunArgs, SiteArgs, Timing,
+};
 use crate::external::External;
 use crate::implementation::{Implementation, Spec, Versions, split_list};
 use crate::matrix::{Load, Rate};
+use crate::named::Named;
+use crate::preset::Preset;
+use crate::results::registry;
 use crate::results::{Config, ReleaseRange, Skipped, TlsSettings};
 use crate::revision::{self, Source};
 use crate::shell::shell_words;
@@ -203,8 +208,8 @@ fn config(args: &RunArgs) -> Result<Config> {
             _ => args.shapes.clone(),
         },
         work: args.work,
-        seconds: args.seconds,
-        warmup: args.warmup,
+        seconds: args.timing.seconds(),
+        warmup: args.timing.warmup(),
         repeat,
         command: command_line(),
         started: chrono::Utc::now().to_rfc3339(),
@@ -308,8 +313,10 @@ fn with_preset(mut args: RunArgs) -> RunArgs {
     args.client_threads = m.client_threads;
     args.shapes = m.shapes;
     args.rates = m.rates;
-    args.seconds = m.seconds;
-    args.warmup = m.warmup;
+    args.timing = Timing {
+        seconds: Some(m.seconds),
+        warmup: Some(m.warmup),
+    };
     args.repeat = args.repeat.or(Some(m.repeat));
     args.cost_runs = m.cost_runs;
     args
@@ -494,46 +501,100 @@ fn default_out() -> PathBuf {
 }
 
 pub fn bisect(args: BisectArgs) -> Result<bisect::Options> {
-    let metric = args.metric;
-    ensure!(
-        !metric.counted() || args.counted.is_some(),
-        "--metric {} judges a counted figure: give --counted BLOCKS",
-        metric.key
-    );
-    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
-    // Every step's run as `compare run` takes it; each step then names its
-    // own implementations, and its folder.
-    let step = ["compare", "run"]
-        .map(String::from)
-        .into_iter()
-        .chain(bisect::step_args(
-            &args.connections,
-            &args.threads,
-            args.repeat,
-            args.seconds,
-            args.warmup,
-            args.counted,
-        ));
-    let Command::Run(step) = Cli::try_parse_from(step)?.command else {
+    // A service's partial loads where no load is named.
+    let preset = match args.preset {
+        None if args.connections.is_empty() && args.threads.is_empty() => Some(Preset::Services),
+        preset => preset,
+    };
+    // Every step's run is a `compare run` of these options, made and
+    // validated as run's own are; each step then names its implementations
+    // and its folder.
+    let Command::Run(mut step) = Cli::try_parse_from(["compare", "run"])?.command else {
         unreachable!("a run's command line is a run")
     };
+    let mut words: Vec<String> = Vec::new();
+    let mut word = |option: &str, value: String| words.extend([option.to_string(), value]);
+    match preset {
+        Some(preset) => {
+            step.preset = Some(preset);
+            word("--preset", preset.name().into());
+        }
+        None => {
+            step.connections = or(&args.connections, 1000);
+            step.threads = or(&args.threads, 1);
+            step.no_cost = true;
+            word("--connections", commas(&step.connections));
+            word("--threads", commas(&step.threads));
+        }
+    }
+    let mut step = with_preset(*step);
+    // A preset's repetitions, or the fewest that give an interval.
+    step.repeat = (args.repeat.or(step.repeat)).or(Some(defaults::FEWEST_TIMED_RUNS));
+    if let Some(seconds) = args.timing.seconds {
+        step.timing.seconds = Some(seconds);
+        word("--seconds", seconds.to_string());
+    }
+    if let Some(warmup) = args.timing.warmup {
+        step.timing.warmup = Some(warmup);
+        word("--warmup", warmup.to_string());
+    }
+    if let Some(repeat) = args.repeat {
+        word("--repeat", repeat.to_string());
+    }
+    if let Some(blocks) = args.counted {
+        step.counted = Some(blocks);
+        word("--counted", blocks.to_string());
+    }
+    if step.no_cost {
+        words.push("--no-cost".into());
+    }
+    let config = config(&step)?;
+    let metrics = match args.metric.is_empty() {
+        false => args.metric,
+        // In the open loop throughput is the rate: what moves is the cost.
+        true if config.rate_shares.is_empty() && config.rates.is_empty() => {
+            vec![registry::figure("mib_per_s")]
+        }
+        true => ["mib_per_s", "server_cpu_us_per_block"]
+            .map(registry::figure)
+            .into(),
+    };
+    if let Some(counted) = metrics.iter().find(|m| m.counted()) {
+        ensure!(
+            args.counted.is_some(),
+            "--metric {} judges a counted figure: give --counted BLOCKS",
+            counted.key
+        );
+    }
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
     Ok(bisect::Options {
         name: args.name,
         good: args.good,
         bad: args.bad,
         git: args.git,
-        threads: args.threads,
-        connections: args.connections,
-        metric,
-        repeat: args.repeat,
-        counted: args.counted,
-        step: config(&step)?,
+        metrics,
+        step: config,
+        step_options: words,
         profile: step.profile,
-        threshold: args.threshold / 100.0,
+        threshold: args.threshold.map(|t| t / 100.0),
         out: args
             .out
             .unwrap_or_else(|| Path::new("results").join(format!("bisect-{stamp}"))),
     })
+}
+
+/// `given`, or `default` alone where nothing is given.
+fn or(given: &[usize], default: usize) -> Vec<usize> {
+    match given.is_empty() {
+        true => vec![default],
+        false => given.to_vec(),
+    }
+}
+
+/// "1,2": counts as the command line takes them.
+fn commas(counts: &[usize]) -> String {
+    let counts: Vec<String> = counts.iter().map(usize::to_string).collect();
+    counts.join(",")
 }
 
 pub fn check(args: CheckArgs) -> Result<check::Options> {

@@ -22,10 +22,16 @@
 //!   size, for measuring what `compare check` catches;
 //! - `client-slow=<units>`: the client does that many units of CPU work
 //!   per block it gets back over a stream: a client that sets the pace,
-//!   for the client-bound rule's validation.
+//!   for the client-bound rule's validation;
+//! - `wake-every=<n>`: every `n`th block the server echoes wakes a thread
+//!   of its own that has nothing to do and parks again: an idle worker
+//!   woken for no work, a wake-up (a futex call and two context switches)
+//!   of known frequency, for measuring what the cost verdicts catch.
 
 use std::path::Path;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread::Thread;
 use std::time::Duration;
 
 pub const ENV: &str = "PINGPONG_FAULT";
@@ -42,6 +48,7 @@ pub enum Fault {
     Slow(u64),
     ClientSlow(u64),
     DropEvery(u64),
+    WakeEvery(u64),
     MalformedAnswer,
 }
 
@@ -97,6 +104,12 @@ fn parse_for_me(spec: &str) -> Result<Option<Fault>, String> {
                 .ok_or_else(|| format!("{ENV}: {v:?} is not a positive count of datagrams"))?,
         ),
         Some(("slow", v)) => Fault::Slow(units(v)?),
+        Some(("wake-every", v)) => Fault::WakeEvery(
+            v.parse()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| format!("{ENV}: {v:?} is not a positive count of blocks"))?,
+        ),
         Some(("client-slow", v)) => Fault::ClientSlow(units(v)?),
         None if fault == "hang-before-ready" => Fault::HangBeforeReady,
         None if fault == "refuse" => Fault::Refuse,
@@ -117,6 +130,34 @@ pub fn abort_after(after: Duration) {
 /// Whether a connection that has echoed `echoed` bytes is to end now.
 pub fn ends_connection(echoed: u64) -> bool {
     matches!(get(), Some(Fault::CloseNotifyAfter(after)) if echoed >= after)
+}
+
+/// After echoing `n` bytes from stream offset `offset`: with `wake-every`,
+/// a wake-up of the idle thread for every `every`th block boundary the
+/// server's echoes have crossed.
+pub fn wake_on_echo(offset: u64, n: usize, block: usize) {
+    let Some(Fault::WakeEvery(every)) = get() else {
+        return;
+    };
+    static BLOCKS: AtomicU64 = AtomicU64::new(0);
+    static IDLE: OnceLock<Thread> = OnceLock::new();
+    let block = block.max(1) as u64;
+    let crossed = (offset + n as u64) / block - offset / block;
+    for _ in 0..crossed {
+        if BLOCKS.fetch_add(1, Ordering::Relaxed) % every == every - 1 {
+            let idle = IDLE.get_or_init(|| {
+                // It parks again as soon as it wakes: a wake-up with no work.
+                std::thread::spawn(|| {
+                    loop {
+                        std::thread::park();
+                    }
+                })
+                .thread()
+                .clone()
+            });
+            idle.unpark();
+        }
+    }
 }
 
 /// Whether the datagram just received is to be dropped unanswered.

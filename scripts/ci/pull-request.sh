@@ -10,15 +10,19 @@
 #
 # RUNTIME is one of the suite's implementations (tokio, smol, ...); REPO the
 # runtime's git repository (a folder, file://, or a remote); BASE and HEAD
-# commits, tags or branches. The options choose the cells: by default 100
-# and 1,000 connections at one thread, without the cost run. On shared CI
+# commits, tags or branches. The options choose the cells: by default
+# --preset services, a service's partial loads (10 connections at 1 and 2
+# server threads, the echo and the split, spawn and pool shapes, the closed
+# loop and the open loop at 10% and 30% of the base's capacity), where a
+# change to the scheduler moves the CPU, wake-ups and system calls each
+# request costs; the verdicts judge those beside throughput. On shared CI
 # runners trust counted figures (--counted N: instructions per block under
 # valgrind) and system calls per block; wall-clock figures belong on a
 # dedicated machine. OUT (default results/pull-request) receives the run,
 # and comment.md the comment.
 set -euo pipefail
 if [ $# -lt 4 ]; then
-    sed -n '2,19p' "$0" >&2
+    sed -n '2,23p' "$0" >&2
     exit 2
 fi
 runtime=$1 repo=$2 base=$3 head=$4
@@ -30,7 +34,7 @@ case "$repo" in
     *) repo="$(cd "$repo" && pwd)" ;;
 esac
 options=("$@")
-[ ${#options[@]} -gt 0 ] || options=(--connections 100,1000 --threads 1 --no-cost)
+[ ${#options[@]} -gt 0 ] || options=(--preset services)
 cd "$suite"
 rm -rf "$out"
 cargo run --quiet --release -p compare -- run \

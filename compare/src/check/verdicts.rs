@@ -297,7 +297,16 @@ pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<C
         }
         // The figures too few runs give, by how few and how many they need.
         let mut short: BTreeMap<(usize, usize), Vec<&str>> = BTreeMap::new();
+        // Where the open loop fell behind its schedule, the round trips
+        // (timed from when each block was due) grow with the lag: the timed
+        // figures measure the backlog, not the server. The costs still hold.
+        let behind = b.not_sustained().or(c.not_sustained());
+        let mut unsustained: Vec<&str> = Vec::new();
         for metric in Figure::judged() {
+            if behind.is_some() && metric.judged == Some(Judged::Timed) {
+                unsustained.push(metric.label);
+                continue;
+            }
             let (mut bv, mut cv) = (b.values(metric), c.values(metric));
             let (fewest, needed) = (bv.len().min(cv.len()), fewest_runs(metric));
             if (1..needed).contains(&fewest) {
@@ -356,6 +365,13 @@ pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<C
                 ),
                 client_bound: b.client_bound || c.client_bound,
             });
+        }
+        if let Some(why) = behind.filter(|_| !unsustained.is_empty()) {
+            unmatched.push(format!(
+                "{}, {}: the open loop's rate was not sustained on a side ({why})",
+                label(key, c),
+                unsustained.join(", "),
+            ));
         }
         for ((fewest, needed), figures) in short {
             unmatched.push(format!(

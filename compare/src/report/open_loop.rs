@@ -416,14 +416,14 @@ fn knees(results: &Results, sweeps: &[Sweep]) -> Grid {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::report::tests::fixture;
 
     /// The fixture's mio cell at 1 thread, swept: p99 of 200 us at 1,000
     /// blocks/s, 800 us at 2,000, and 4,000 as `last` says (its p99, or
     /// not sustained).
-    fn swept(last: Option<f64>) -> (Results, Sweep) {
+    pub(crate) fn swept(last: Option<f64>) -> (Results, Sweep) {
         let mut results = fixture();
         let base = results
             .cells

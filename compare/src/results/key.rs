@@ -60,12 +60,18 @@ impl CellKey {
             true => String::new(),
             false => format!(" (client {client})"),
         };
+        format!("{implementation}{client}, {}", self.what())
+    }
+
+    /// The label without the implementation: "1 thread, 1000 connections,
+    /// 16384 B, spawn shape".
+    pub fn what(&self) -> String {
         let window = match self.workload.window {
             1 => String::new(),
             w => format!(", window {w}"),
         };
         format!(
-            "{implementation}{client}, {}, {} B{window}{}",
+            "{}, {} B{window}{}",
             self.load.label(),
             self.workload.block,
             self.workload.beyond_block_and_window()

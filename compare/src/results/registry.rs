@@ -240,7 +240,7 @@ const COST_RUNS: Source = Source::CostRuns;
 const COST: Option<Judged> = Some(Judged::Cost);
 const COUNTED: Option<Judged> = Some(Judged::Counted);
 
-const THROUGHPUT: [Figure; 14] = [
+const THROUGHPUT: [Figure; 15] = [
     Figure {
         key: "mib_per_s",
         label: "MiB/s",
@@ -295,6 +295,17 @@ const THROUGHPUT: [Figure; 14] = [
         merge: Merge::Histograms,
         judged: Some(Judged::Timed),
         read: |r, _| Some(r.rtt.as_ref()?.p99_us),
+    },
+    Figure {
+        key: "rtt_p999_us",
+        label: "p99.9 RTT us",
+        unit: "us",
+        better: Better::Lower,
+        side: None,
+        source: RUNS,
+        merge: Merge::Histograms,
+        judged: None,
+        read: |r, _| Some(r.rtt.as_ref()?.p999_us),
     },
     Figure {
         key: "connect_seconds",

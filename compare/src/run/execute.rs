@@ -10,6 +10,7 @@ use anyhow::Result;
 
 use super::interrupt::Interrupt;
 use super::prepare::Placements;
+use crate::implementation::Implementation;
 use crate::matrix::{Load, Workload};
 use crate::placement::Placement;
 use crate::plan::Plan;
@@ -152,8 +153,9 @@ impl<'a> Loop<'a> {
                 ));
             }
         }
+        let names: Vec<String> = plan.servers.iter().map(Implementation::name).collect();
         for &i in &cells {
-            self.resolve_share(i, &plan.servers[0].name());
+            self.resolve_share(i, &names);
         }
         Group {
             load,
@@ -163,21 +165,23 @@ impl<'a> Loop<'a> {
     }
 
     /// The rate of cell `i`, where it is a share of capacity not yet
-    /// resolved: that share of the blocks a second `baseline` made in the
-    /// closed loop at the same load, in the same workload otherwise (which
-    /// ran before it). Without that figure the cell is unavailable.
-    fn resolve_share(&mut self, i: usize, baseline: &str) {
+    /// resolved: that share of the blocks a second the first of
+    /// `implementations` with a figure there made in the closed loop at the
+    /// same load, in the same workload otherwise (which ran before it): the
+    /// same rate for every implementation. Without such a figure the cell
+    /// is unavailable.
+    fn resolve_share(&mut self, i: usize, implementations: &[String]) {
         let cell = &self.results.cells[i];
         let (Some(share), None) = (cell.rate_share, cell.rate) else {
             return;
         };
         let (load, closed) = (cell.load(), cell.workload().closed());
-        let capacity = self
-            .results
-            .cells
-            .iter()
-            .find(|c| c.implementation == baseline && c.load() == load && c.workload() == closed)
-            .and_then(|c| c.summary(registry::figure("messages_per_s")));
+        let capacity = implementations.iter().find_map(|name| {
+            let cells = self.results.cells.iter();
+            let mut same = cells.filter(|c| c.load() == load && c.workload() == closed);
+            let base = same.find(|c| &c.implementation == name)?;
+            base.summary(registry::figure("messages_per_s"))
+        });
         let cell = &mut self.results.cells[i];
         match capacity {
             Some(capacity) => {
@@ -187,7 +191,8 @@ impl<'a> Loop<'a> {
             None => cell.set_unavailable(
                 "no capacity measured".into(),
                 format!(
-                    "{share}% of capacity: {baseline}'s closed loop at {} has no figure to take it of",
+                    "{share}% of capacity: no implementation has a closed-loop figure at {} in \
+                     this workload to take it of",
                     load.label()
                 ),
             ),
@@ -431,6 +436,11 @@ mod tests {
         answers: HashMap<String, Answer>,
         /// Raised on the call with this number (1-based), as Ctrl-C would be.
         interrupt_at: Option<(usize, Interrupt)>,
+        /// Implementations that have no tasks: every shape but the echo is
+        /// unavailable to them.
+        no_tasks: Vec<&'static str>,
+        /// The open loop's rate of each call.
+        rates: Vec<Option<u64>>,
     }
 
     fn mock() -> Mock {
@@ -439,6 +449,8 @@ mod tests {
             shapes: Vec::new(),
             answers: HashMap::new(),
             interrupt_at: None,
+            no_tasks: Vec::new(),
+            rates: Vec::new(),
         }
     }
 
@@ -497,8 +509,16 @@ mod tests {
                 });
                 return Ok(m);
             }
+            if job.workload.shape.hands_off() && self.no_tasks.contains(&name.as_str()) {
+                return Err(RepetitionError::Unavailable {
+                    side: Side::Server,
+                    short: "no tasks to hand blocks to".into(),
+                    message: "no tasks to hand blocks to".into(),
+                });
+            }
             self.calls.push((name.clone(), job.load));
             self.shapes.push(job.workload.shape);
+            self.rates.push(job.rate);
             if let Some((at, interrupt)) = &self.interrupt_at
                 && *at == self.calls.len()
             {
@@ -694,6 +714,41 @@ mod tests {
         assert_eq!(called, [round, round].concat());
         assert_eq!(r.cells.len(), 4);
         assert!(r.cells.iter().all(|c| c.runs.len() == 2));
+    }
+
+    #[test]
+    fn a_share_of_capacity_is_of_the_first_implementation_with_a_closed_loop_figure() {
+        let mut config = config(&["mio", "tokio"], cross(&[1], &[1]), 2);
+        config.shapes = vec![Shape::Echo, Shape::Spawn];
+        config.rate_shares = vec![10];
+        let mut r = Results::new(config);
+        let mut measure = mock();
+        measure.no_tasks = vec!["mio"];
+        execute(&mut r, &mut measure, &Interrupt::default());
+        let blocks_per_s = |c: &Cell| c.summary(registry::figure("messages_per_s")).unwrap();
+        let cell = |name: &str, shape, share| {
+            let found = r.cells.iter().find(|c| {
+                (c.implementation.as_str(), c.shape, c.rate_share) == (name, shape, share)
+            });
+            found.unwrap()
+        };
+        // The echo's share is of mio's capacity, the first implementation's;
+        // the spawn shape's of tokio's, since mio has no tasks: each the
+        // same rate for every implementation that runs it.
+        let echo = (blocks_per_s(cell("mio", Shape::Echo, None)).median * 0.1).round() as u64;
+        let spawn = (blocks_per_s(cell("tokio", Shape::Spawn, None)).median * 0.1).round() as u64;
+        assert_eq!(cell("mio", Shape::Echo, Some(10)).rate, Some(echo));
+        assert_eq!(cell("tokio", Shape::Echo, Some(10)).rate, Some(echo));
+        assert_eq!(cell("tokio", Shape::Spawn, Some(10)).rate, Some(spawn));
+        assert_eq!(
+            cell("mio", Shape::Spawn, Some(10)).status,
+            Status::Unavailable
+        );
+        // The closed loop ran first, and the open loop at the rates made.
+        let (closed, open) = measure.rates.split_at(6);
+        assert!(closed.iter().all(Option::is_none), "{:?}", measure.rates);
+        assert!(open.iter().all(|r| [Some(echo), Some(spawn)].contains(r)));
+        assert_eq!(open.len(), 6);
     }
 
     #[test]

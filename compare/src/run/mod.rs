@@ -71,9 +71,12 @@ pub fn run(options: Options) -> Result<Outcome> {
         ),
         None => String::new(),
     };
-    let costed = match &prepared.counting {
-        Ok(()) => ", then a cost run per cell (the kernel counting system calls)",
-        Err(_) => "",
+    let costed = match (&prepared.counting, plan.cost_runs) {
+        (Ok(()), 1) => ", then a cost run per cell (the kernel counting system calls)".into(),
+        (Ok(()), n) => format!(
+            ", then {n} cost runs per cell, round by round (the kernel counting system calls)"
+        ),
+        (Err(_), _) => String::new(),
     };
     progress.note(&format!(
         "{least} runs: {} workload(s) x {} loads x {} implementations x {} repetitions, \

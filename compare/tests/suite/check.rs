@@ -296,3 +296,45 @@ fn counted_figures_are_recorded_where_valgrind_can_run_and_checked_at_their_thre
     );
     assert!(regressed[0].contains("+50.0%"), "{stdout}");
 }
+
+/// mio against a release of itself whose server wakes an idle thread for
+/// every block (the `wake-every` fault) at a part of its capacity: the
+/// verdict names the wake-up's costs, the server's voluntary switches and
+/// futex calls per block, and exits 1. (Neutral pairs, which must exit 0,
+/// are the power study's A/A trials: the book's measured power.)
+#[test]
+#[ignore = "needs root, for the kernel's counters: scripts/test.sh runs it as root"]
+fn an_extra_wake_up_per_block_is_caught_by_the_cost_verdicts_and_named() {
+    let out = out_dir("check-wake-up");
+    let mut args = vec!["run", "--out", out.to_str().unwrap(), "--quiet"];
+    args.extend(["--runtimes", "mio,mio@1.2.4", "--connections", "2"]);
+    args.extend(["--rates", "2000", "--seconds", "0.2", "--warmup", "0.05"]);
+    args.extend(["--repeat", "6", "--cost-runs", "6"]);
+    let fault = (
+        "PINGPONG_FAULT",
+        "pingpong-mio-1.2.4/pingpong-mio:wake-every=1",
+    );
+    let output = crate::common::compare_with(&args, &[fault]);
+    assert_ok(&output, &args);
+    let results = load(&out);
+    let switches = compare::results::registry::figure("server_voluntary_switches_per_block");
+    let median = |c: &compare::results::Cell| c.summary(switches).unwrap().median;
+    let (base, woken) = (median(&results.cells[0]), median(&results.cells[1]));
+    // Every block wakes the idle thread, which parks again: a switch more.
+    assert!(woken > base + 0.8, "{base} and {woken} switches per block");
+    let (code, stdout, stderr) = check(&[
+        out.to_str().unwrap(),
+        "--baseline",
+        "mio",
+        "--candidate",
+        "mio@1.2.4",
+    ]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    let regressed = |figure: &str| {
+        stdout
+            .lines()
+            .any(|l| l.contains(figure) && l.contains("REGRESSED"))
+    };
+    assert!(regressed("vol. switches/block srv"), "{stdout}");
+    assert!(regressed("futex/block srv"), "{stdout}");
+}
