@@ -144,6 +144,15 @@ fn fewest_runs(figure: Metric) -> usize {
     }
 }
 
+/// What is added to both sides of `figure` before they are divided: the
+/// cost floor for a cost, nothing for any other.
+fn floor(figure: Metric) -> f64 {
+    match figure.judged {
+        Some(Judged::Cost) => defaults::COST_FLOOR,
+        _ => 0.0,
+    }
+}
+
 /// What identifies a cell across the two sides.
 pub type Key = CellKey;
 
@@ -173,9 +182,12 @@ impl Sides<'_> {
         for (key, cell) in &self.candidate {
             let before = past(cell)?;
             for metric in Figure::judged().filter(|f| !f.counted()) {
+                // A cost's medians with its floor, as its verdict takes
+                // them: a count of none in one past run is no infinite change.
+                let floor = floor(metric);
                 let medians: Vec<f64> = before
                     .iter()
-                    .filter_map(|c| stats::median(&c.values(metric)))
+                    .filter_map(|c| Some(stats::median(&c.values(metric))? + floor))
                     .collect();
                 if let Some(learned) = Learned::from_medians(&medians) {
                     self.learned.insert((key.clone(), metric), learned);
@@ -316,12 +328,10 @@ pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<C
                     .push(metric.label);
                 continue;
             }
-            if metric.judged == Some(Judged::Cost) {
-                // A count that is none on one side (futex calls of a
-                // runtime that never parks) still has a ratio.
-                for v in bv.iter_mut().chain(cv.iter_mut()) {
-                    *v += defaults::COST_FLOOR;
-                }
+            // A count that is none on one side (futex calls of a runtime
+            // that never parks) still has a ratio.
+            for v in bv.iter_mut().chain(cv.iter_mut()) {
+                *v += floor(metric);
             }
             let seed = findings.len() as u64;
             let interval = match sides.paired && !metric.counted() {
@@ -336,10 +346,7 @@ pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<C
                 (false, Some(learned)) => learned.threshold,
                 _ => thresholds.of(metric),
             };
-            let floor = match metric.judged {
-                Some(Judged::Cost) => defaults::COST_FLOOR,
-                _ => 0.0,
-            };
+            let floor = floor(metric);
             let range = |v: &[f64]| {
                 let min = v.iter().copied().fold(f64::INFINITY, f64::min);
                 (min - floor, v.iter().copied().fold(min, f64::max) - floor)
