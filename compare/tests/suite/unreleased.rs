@@ -162,8 +162,8 @@ fn bisect_over_commits_names_the_slowing_one_and_skips_what_does_not_build() {
     assert!(!stdout.contains("not confirmed"), "{stdout}");
     assert!(
         stdout.contains(&format!(
-            "at {} \"poll: spin 2 ms\": REGRESSED at 1 thread, 1 connection, REGRESSED at 1 \
-             thread, 10 connections",
+            "at {} \"poll: spin 2 ms\": REGRESSED at MiB/s, 1 thread, 1 connection, 16384 B, \
+             REGRESSED at MiB/s, 1 thread, 10 connections, 16384 B",
             &slow[..10]
         )),
         "{stdout}"
