@@ -72,10 +72,12 @@ pub const ADAPTERS: &[Adapter] = &[
         "async-std",
         "global executor on N threads, one shared async-io reactor and listener",
     ),
+    // smol itself only re-exports its parts: a version of smol, for a
+    // scheduler, is the version of its executor.
     adapter(
         "smol",
         "pingpong-smol",
-        "smol",
+        "async-executor",
         "one async-executor run by N threads, one shared async-io reactor and listener",
     ),
     Adapter {

@@ -6,13 +6,13 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
+use async_executor::Executor;
 use pingpong::client::{all_connections, connection, datagram_connection};
 use pingpong::futures_io::{Compat, Tls, connect_tls};
 use pingpong::server::{
     DatagramServer, Web, Writer, accept_loop, answer, connected_datagrams, serve,
 };
 use pingpong::{Client, ListenerModel, Server};
-use smol::Executor;
 use smol::net::{TcpListener, TcpStream, UdpSocket};
 
 struct SharedExecutor;
