@@ -56,7 +56,9 @@ pub fn run(options: Options) -> Result<Outcome> {
     let path = crate::results::file::in_folder(&out);
     let cost_runs: usize = results.cells.iter().map(|c| c.cost_runs.len()).sum();
     let ((least, most), done) = (plan.runs(), results.runs() + cost_runs);
-    let mut progress = Progress::new(least, done, options.quiet);
+    // The plan counts timed runs; cost runs join the total as they are
+    // planned, and a resumed run's are already done.
+    let mut progress = Progress::new(least + cost_runs, done, options.quiet);
     let config = &results.config;
     let repeated = match plan.precision {
         Some(percent) => format!(
