@@ -570,7 +570,7 @@ fn no_layer_of_compare_uses_one_above_it() {
 #[test]
 fn the_committed_reports_stay_light() {
     // Every clone carries them: no file over 5 MB (a bigger results file is
-    // kept in parts) and reports/ under 25 MB. Only what git tracks counts:
+    // kept in parts) and reports/ under 30 MB. Only what git tracks counts:
     // `compare report` renders the rest beside them.
     let root = workspace();
     let listed = std::process::Command::new("git")
@@ -598,7 +598,7 @@ fn the_committed_reports_stay_light() {
     );
     assert!(heavy.is_empty(), "files over 5 MB:\n{}", heavy.join("\n"));
     assert!(
-        total < 25_000_000,
-        "reports/ weighs {total} bytes, over 25 MB: slim a results file (reports/README.md says how)"
+        total < 30_000_000,
+        "reports/ weighs {total} bytes, over 30 MB: slim a results file (reports/README.md says how)"
     );
 }
