@@ -573,10 +573,16 @@ impl Finding {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
+    use pingpong::protocol::Protocol;
     use pingpong::server::Shape;
 
     use super::*;
+    use crate::matrix::Tls;
     use crate::report::tests::fixture;
+    use crate::report::{self, Format};
+    use crate::results::Status;
 
     /// The fixture with every ok cell's runs at `mib` MiB/s, six of them.
     fn steady(mib: f64) -> Results {
@@ -680,5 +686,108 @@ mod tests {
             .keys()
             .find(|k| k.workload.shape == Shape::Spawn);
         assert!(spawn.unwrap().label().ends_with(", spawn shape"));
+    }
+
+    /// A run whose cells differ from each other in one dimension or more,
+    /// every dimension among them: the implementation (a release, a
+    /// configuration), protocol, TLS, shape, rate (blocks a second, or a
+    /// share of capacity that made as many), churn, block, window, threads,
+    /// client threads and connections.
+    fn every_dimension() -> Results {
+        let mut results = fixture();
+        let mut model = results.cells[0].clone();
+        model.status = Status::Ok;
+        // Six runs: enough for `compare check` to judge each cell.
+        model.runs = vec![model.runs[0].clone(); 6];
+        model.cost_runs.clear();
+        let mut cells = Vec::new();
+        for implementation in ["tokio", "tokio@1.47.0", "tokio{event_interval=1}"] {
+            for (protocol, tls) in [
+                (Protocol::Tcp, None),
+                (Protocol::Tcp, Some(Tls::Full)),
+                (Protocol::Tcp, Some(Tls::Resumption)),
+                (Protocol::Udp, None),
+                (Protocol::Http, None),
+            ] {
+                for shape in [Shape::Echo, Shape::Spawn] {
+                    for (rate, share, churn) in [
+                        (None, None, None),
+                        (Some(5000), None, None),
+                        (Some(5000), Some(10), None),
+                        (None, None, Some(10)),
+                    ] {
+                        for (block, window) in [(16384, 1), (1024, 1), (16384, 4)] {
+                            for (threads, client_threads, connections) in [
+                                (1, None, 10),
+                                (2, None, 10),
+                                (1, Some(2), 10),
+                                (1, None, 100),
+                            ] {
+                                let mut cell = model.clone();
+                                cell.implementation = implementation.into();
+                                cell.client = implementation.into();
+                                (cell.protocol, cell.tls, cell.shape) = (protocol, tls, shape);
+                                (cell.rate, cell.rate_share) = (rate, share);
+                                cell.churn = churn;
+                                (cell.block, cell.window) = (block, window);
+                                (cell.threads, cell.client_threads) = (threads, client_threads);
+                                cell.connections = connections;
+                                cells.push(cell);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        results.cells = cells;
+        results.summarize();
+        results
+    }
+
+    #[test]
+    fn no_two_cells_share_a_key_in_any_output() {
+        let results = every_dimension();
+        let n = results.cells.len();
+        assert_eq!(n, 3 * 5 * 2 * 4 * 3 * 4);
+        let keys: BTreeSet<CellKey> = results.cells.iter().map(Cell::key).collect();
+        assert_eq!(keys.len(), n, "the keys");
+        let labels: BTreeSet<String> = results.cells.iter().map(Cell::label).collect();
+        assert_eq!(labels.len(), n, "the labels");
+        let files = report::render(&results, &[Format::Csv, Format::Json], "tokio").unwrap();
+        let file = |name: &str| &files.iter().find(|(n, _)| n == name).unwrap().1;
+        // The CSV: a row per run, its cell told apart by the key's columns alone.
+        let mut csv = csv::Reader::from_reader(file("results.csv").as_bytes());
+        let header = csv.headers().unwrap().clone();
+        let names: Vec<&str> = CellKey::of(&results.cells[0])
+            .fields()
+            .iter()
+            .map(|(name, _)| *name)
+            .collect();
+        let at: Vec<usize> = (names.iter())
+            .map(|name| header.iter().position(|h| h == *name).unwrap())
+            .collect();
+        let rows: BTreeSet<Vec<String>> = csv
+            .records()
+            .map(|r| {
+                let r = r.unwrap();
+                at.iter().map(|&i| r[i].to_string()).collect()
+            })
+            .collect();
+        assert_eq!(rows.len(), n, "results.csv");
+        // summary.json, read as other programs would, untyped.
+        let summary: serde_json::Value = serde_json::from_str(file("summary.json")).unwrap();
+        let cells: BTreeSet<String> = summary["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                let fields: Vec<String> = names.iter().map(|name| c[*name].to_string()).collect();
+                fields.join("|")
+            })
+            .collect();
+        assert_eq!(cells.len(), n, "summary.json");
+        // compare check matches cell by cell, never two as one.
+        let sides = between("a", &results, "b", &results);
+        assert_eq!(sides.matched(), n, "compare check");
     }
 }
