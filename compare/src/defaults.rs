@@ -100,6 +100,10 @@ pub const P99_BOUND_MS: f64 = 1.0;
 /// the server differs.
 pub const OPEN_LOOP_CLIENT: &str = "mio";
 
+/// The client that makes a connect storm (`--arrival storm`) for every
+/// server: the baseline's, which issues its connects in one burst.
+pub const STORM_CLIENT: &str = "mio";
+
 /// Blocks per connection in the handshake scenario of `--tls`: one round
 /// trip, then a new connection, so that the handshakes set the pace.
 pub const HANDSHAKE_CHURN: u64 = 1;

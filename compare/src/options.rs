@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail, ensure};
 use clap::Parser;
+use pingpong::client::Arrival;
 use pingpong::protocol::MAX_IN_FLIGHT;
 use pingpong::protocol::Protocol;
 use pingpong::server::Shape;
@@ -127,9 +128,10 @@ fn config(args: &RunArgs) -> Result<Config> {
         .as_deref()
         .map(|c| Implementation::parse(c, &externals))
         .transpose()?;
-    let client = match args.rates.is_empty() {
-        true => client,
-        false => Some(open_loop_client(args, client)?),
+    let client = match (args.rates.is_empty(), args.arrival) {
+        (false, _) => Some(open_loop_client(args, client)?),
+        (true, Arrival::Storm) => Some(storm_client(args, client)?),
+        (true, _) => client,
     };
     let loads = match (&args.threads[..], &args.connections[..]) {
         ([], []) => matrix_loads(args)?,
@@ -472,6 +474,35 @@ fn open_loop_client(args: &RunArgs, asked: Option<Implementation>) -> Result<Imp
     Implementation::parse(generator, &[])
 }
 
+/// The client of a connect storm: mio's for every server, or an external
+/// client whose file says it connects in a storm (muduo's); the options a
+/// storm does not run with refused.
+fn storm_client(args: &RunArgs, asked: Option<Implementation>) -> Result<Implementation> {
+    let storms = |c: &Implementation| match c {
+        Implementation::External(e) => e.client.arrival == Some(Arrival::Storm),
+        _ => c.name() == defaults::STORM_CLIENT,
+    };
+    if let Some(asked) = &asked
+        && !storms(asked)
+    {
+        bail!(
+            "--arrival storm: the storm is made by {}'s client for every server, or by an \
+             external client whose file says arrival = \"storm\"; --client {} connects otherwise",
+            defaults::STORM_CLIENT,
+            asked.name()
+        );
+    }
+    if args.churn.is_some() {
+        bail!(
+            "--arrival storm opens every connection once, in one burst; it does not run with --churn"
+        );
+    }
+    if args.protocol.contains(&Protocol::Udp) {
+        bail!("--arrival storm is a storm of TCP connects; UDP has none");
+    }
+    asked.map_or_else(|| Implementation::parse(defaults::STORM_CLIENT, &[]), Ok)
+}
+
 /// `--history FILE|none`: the file, none, or where it is not given the default.
 fn history_file(
     arg: Option<PathBuf>,
@@ -676,6 +707,26 @@ mod tests {
             run::Start::Fresh { config, .. } => *config,
             run::Start::Resume(_) => unreachable!(),
         }
+    }
+
+    fn refused(args: &[&str]) -> String {
+        let words = ["compare", "run", "--history", "none"].iter().chain(args);
+        let Command::Run(args) = Cli::try_parse_from(words).unwrap().command else {
+            unreachable!()
+        };
+        format!("{:#}", run(*args).err().expect("refused"))
+    }
+
+    #[test]
+    fn a_storm_is_mio_s_client_s_and_refuses_what_it_cannot_run() {
+        let config = fresh(&["--arrival", "storm", "--runtimes", "tokio,smol"]);
+        assert_eq!(config.client.as_deref(), Some("mio"));
+        let e = refused(&["--arrival", "storm", "--client", "tokio"]);
+        assert!(e.contains("--client tokio connects otherwise"), "{e}");
+        let e = refused(&["--arrival", "storm", "--churn", "3"]);
+        assert!(e.contains("--churn"), "{e}");
+        let e = refused(&["--arrival", "storm", "--protocol", "udp"]);
+        assert!(e.contains("UDP"), "{e}");
     }
 
     #[test]

@@ -17,6 +17,7 @@ use crate::child::{Child, Counting, EXIT_DEADLINE};
 use crate::client_hosts;
 use crate::external::{self, External};
 use crate::matrix::Tls;
+use crate::measure::accept_queue::Sampler;
 use crate::measure::callgrind::{self, Callgrind};
 use crate::measure::counters::{Counters, Edge};
 use crate::measure::usage::{Sample, Sampling};
@@ -223,6 +224,11 @@ impl ProcessPair {
             (Site::Local | Site::Given(_), []) => TcpStats::read().ok(),
             _ => None,
         };
+        // Where sock_diag cannot be read, the tables show no queue: it
+        // measures the run, it is not the run.
+        let sampler = (accept_queue_sampled(job) && tcp_before.is_some())
+            .then(|| Sampler::start(server.addr).ok())
+            .flatten();
         let measured = match job.client {
             Program::Binary { path, .. } if !self.client_hosts.is_empty() => {
                 hosted_clients(job, path, &self.client_hosts, &server)
@@ -232,11 +238,13 @@ impl ProcessPair {
             Program::Unbuilt { reason, .. } => Err(anyhow!("{reason}").into()),
         };
         let tcp = tcp_before.and_then(|before| Some(TcpStats::read().ok()?.since(&before)));
+        let accept_queue = sampler.and_then(|s| s.finish().ok());
         let mut measured = match (measured, &mut server.process) {
             (Err(e), Some(process)) => return Err(troubled(blamed(process, e), tcp)),
             (measured, _) => measured.map_err(|e| troubled(e, tcp))?,
         };
         measured.tcp = tcp;
+        measured.accept_queue = accept_queue;
         if let Some(mut process) = server.process {
             if let Some(status) = process.exited()? {
                 let stderr = process.stderr_tail();
@@ -255,6 +263,19 @@ impl ProcessPair {
         }
         Ok(measured)
     }
+}
+
+/// Whether a repetition samples its server's accept queue: where
+/// connections arrive while it serves, over TCP. Sampling wakes a thread of
+/// ours every few milliseconds, which a run that measures nothing of the
+/// accepting need not pay.
+fn accept_queue_sampled(job: &Job) -> bool {
+    let arrival = match job.client {
+        Program::External(e) => e.client.arrival.unwrap_or_default(),
+        _ => job.arrival,
+    };
+    let arriving = arrival != Arrival::Gated || job.workload.churn.is_some();
+    arriving && job.workload.protocol != Protocol::Udp
 }
 
 /// `error` of the client, led by the server's exit if it exited first: a
@@ -683,6 +704,7 @@ fn our_client(
         cost_absent,
         counted: None,
         tcp: None,
+        accept_queue: None,
         served: None,
         client_hosts: None,
     })
@@ -712,6 +734,7 @@ fn hosted_clients(
         cost_absent: Some("the clients run on other hosts".into()),
         counted: None,
         tcp: None,
+        accept_queue: None,
         served: None,
         client_hosts: Some(parts),
     })
@@ -765,6 +788,7 @@ fn external_client(job: &Job, e: &External, server: &mut Server) -> Result<Measu
         cost_absent: Some("an external client announces no window".into()),
         counted: None,
         tcp: None,
+        accept_queue: None,
         served: None,
         client_hosts: None,
     })

@@ -13,8 +13,8 @@ use pingpong::wire::{ClientResult, Failure};
 use crate::matrix::{Load, Workload};
 use crate::placement::Placement;
 use crate::program::Program;
-use crate::results::TcpStats;
 use crate::results::Usage;
+use crate::results::{AcceptQueue, TcpStats};
 use crate::results::{ClientHosts, Cost, Counted, OpenLoop, Resumptions, Rtt, Run, Series, Served};
 
 /// What one repetition runs.
@@ -63,6 +63,9 @@ pub struct Measurement {
     /// What the kernel counted of TCP over the repetition (absent where
     /// the server runs on another host, or the counters cannot be read).
     pub tcp: Option<TcpStats>,
+    /// The server's accept queue over the repetition, where connections
+    /// arrived while it served and it runs on this host.
+    pub accept_queue: Option<AcceptQueue>,
     /// What our server said its connections did, as it stopped.
     pub served: Option<Served>,
     /// With `--client-host`: each host's part; `client` is theirs merged.
@@ -131,6 +134,7 @@ impl Measurement {
             resumptions: None,
             open_loop: None,
             tcp: m.tcp,
+            accept_queue: m.accept_queue,
             mib_per_server_cpu_s: m
                 .server_usage
                 .filter(|u| u.cpu_percent > 0.0)

@@ -67,12 +67,19 @@ const MAX_IO_EVENTS_PER_BUSY_TICK: Knob = knob(
     Values::Range(1, 1 << 20),
 );
 
+const ACCEPT_UNCONSTRAINED: Knob = knob(
+    "accept_unconstrained",
+    "tokio::task::unconstrained around the server's accept loop: it accepts until the queue is empty instead of yielding after its budget of 128 (default false; not a builder setting)",
+    Values::Switch,
+);
+
 /// tokio's multi-thread runtime.
 pub const TOKIO: &[Knob] = &[
     EVENT_INTERVAL,
     GLOBAL_QUEUE_INTERVAL,
     MAX_IO_EVENTS_PER_TICK,
     MAX_IO_EVENTS_PER_BUSY_TICK,
+    ACCEPT_UNCONSTRAINED,
     Knob {
         cfg: Some("tokio_unstable"),
         ..knob(
@@ -89,6 +96,7 @@ pub const TOKIO_LOCAL: &[Knob] = &[
     GLOBAL_QUEUE_INTERVAL,
     MAX_IO_EVENTS_PER_TICK,
     MAX_IO_EVENTS_PER_BUSY_TICK,
+    ACCEPT_UNCONSTRAINED,
 ];
 
 pub const GLOMMIO: &[Knob] = &[

@@ -71,6 +71,17 @@ pub trait Runtime {
         Err(Unavailable::no_udp())
     }
 
+    /// Runs the client's connections in a connect storm
+    /// ([`crate::client::Arrival::Storm`]): one client makes it for every
+    /// server, so that only the server differs: the mio baseline's.
+    fn storm(_client: &Arc<Client>) -> io::Result<()> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this client connects one connection at a time; the storm (--arrival storm) is \
+             pingpong-mio's",
+        ))
+    }
+
     /// Runs the client's connections in the open loop, at its rate
     /// ([`crate::client::open_loop`]). One generator serves every server,
     /// so that only the server differs: the mio baseline's.

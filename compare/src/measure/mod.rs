@@ -2,9 +2,11 @@
 //! from the outside. CPU time and memory from /proc ([`usage`]), system
 //! calls and context switches as the kernel counts them ([`counters`]),
 //! user-space instructions under valgrind ([`callgrind`]), and the
-//! kernel's TCP counters ([`tcp_stats`]). What they read is the schema's
+//! kernel's TCP counters ([`tcp_stats`]) and a listener's accept queue
+//! ([`accept_queue`]). What they read is the schema's
 //! ([`crate::results`]); the schema knows nothing of them.
 
+pub mod accept_queue;
 pub mod callgrind;
 pub mod counters;
 pub mod tcp_stats;

@@ -25,10 +25,30 @@ const CHURN_LEGEND: &str = "With churn: conn/s = connections opened per second i
 
 /// What the arrivals tables' columns mean, as the run has them.
 pub fn legend(results: &Results) -> String {
-    match results.cells.iter().any(|c| c.churn.is_some()) {
-        true => format!("{LEGEND}; {CHURN_LEGEND}"),
-        false => LEGEND.into(),
+    let runs = || results.cells.iter().flat_map(|c| &c.runs);
+    let mut legend = LEGEND.to_string();
+    if runs().any(|r| r.accept_queue.is_some()) {
+        legend = format!("{legend}; {QUEUE_LEGEND}");
     }
+    if results.cells.iter().any(|c| c.churn.is_some()) {
+        legend = format!("{legend}; {CHURN_LEGEND}");
+    }
+    legend
+}
+
+/// What the columns of the sampled accept queue mean.
+const QUEUE_LEGEND: &str = "queue peak = the most connections seen waiting in the server's \
+    accept queue at once, sampled every 5 ms from the client's start (sock_diag); all accepted s \
+    = when the queue was last seen holding one, or when all were up if that was later";
+
+const QUEUE_HEADER: [&str; 2] = ["queue peak", "all accepted s"];
+
+/// Seconds from the client's start until the server had accepted every
+/// connection, as near as the samples tell: none can be accepted before it
+/// is up, and the last one waiting was seen then.
+pub fn all_accepted(run: &Run) -> Option<f64> {
+    let held = run.accept_queue.as_ref()?.held_seconds();
+    Some(run.connect_seconds.map_or(held, |up| up.max(held)))
 }
 
 const HEADER: [&str; 10] = [
@@ -47,9 +67,20 @@ const HEADER: [&str; 10] = [
 /// One table per load, where the run's connections arrived immediately or
 /// churned, or a run of the load counted listen drops or SYN retransmissions.
 pub fn tables(view: &View) -> Vec<Grid> {
-    let immediate = view.results.config.arrival() == Arrival::Immediate;
+    let arrival = view.results.config.arrival();
+    let immediate = arrival != Arrival::Gated;
     let churn = view.workload.churn;
     let mut header: Vec<String> = HEADER.iter().map(ToString::to_string).collect();
+    // Runs from before the queue was sampled keep the columns they had.
+    let queued = view
+        .results
+        .cells
+        .iter()
+        .flat_map(|c| &c.runs)
+        .any(|r| r.accept_queue.is_some());
+    if queued {
+        header.extend(QUEUE_HEADER.iter().map(ToString::to_string));
+    }
     if churn.is_some() {
         header.extend(["conn/s".into(), "round trips/s".into()]);
     }
@@ -67,7 +98,11 @@ pub fn tables(view: &View) -> Vec<Grid> {
                 .any(|r| r.connect.is_some() || r.tcp.is_some());
             // Where the run has several workloads, the title names this one's churn.
             let how: String = [
-                immediate.then(|| ", immediate start".to_string()),
+                match arrival {
+                    Arrival::Gated => None,
+                    Arrival::Immediate => Some(", immediate start".to_string()),
+                    Arrival::Storm => Some(", a connect storm".to_string()),
+                },
                 churn
                     .filter(|_| !view.several)
                     .map(|n| format!(", a new connection every {n} blocks")),
@@ -78,13 +113,16 @@ pub fn tables(view: &View) -> Vec<Grid> {
             (measured && (immediate || troubled || churn.is_some())).then(|| Grid {
                 title: view.titled(format!("Arrivals, {}{how}", load.label())),
                 header: header.clone(),
-                rows: cells.into_iter().map(|c| row(c, churn.is_some())).collect(),
+                rows: cells
+                    .into_iter()
+                    .map(|c| row(c, queued, churn.is_some()))
+                    .collect(),
             })
         })
         .collect()
 }
 
-fn row(cell: &Cell, churn: bool) -> Vec<Entry> {
+fn row(cell: &Cell, queued: bool, churn: bool) -> Vec<Entry> {
     let runs: &[Run] = match cell.status {
         Status::Ok => &cell.runs,
         _ => &[],
@@ -119,6 +157,14 @@ fn row(cell: &Cell, churn: bool) -> Vec<Entry> {
         count(|t| t.listen_drops),
         count(|t| t.syn_retransmits),
     ];
+    if queued {
+        row.push(of(
+            &|r| Some(r.accept_queue.as_ref()?.peak() as f64),
+            1.0,
+            0,
+        ));
+        row.push(of(&all_accepted, 1.0, 2));
+    }
     if churn {
         row.push(of(
             &|r| Some(r.opened_connections? as f64 / r.seconds),

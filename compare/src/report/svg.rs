@@ -17,7 +17,7 @@ use crate::adapters::{ADAPTERS, Adapter};
 use crate::implementation::base_name;
 use crate::matrix::Load;
 use crate::results::registry;
-use crate::results::{Cell, Status, Summary};
+use crate::results::{AcceptQueue, Cell, Status, Summary};
 
 /// The charts, one file each.
 pub struct Charts;
@@ -199,7 +199,95 @@ fn of_workload(view: &View) -> Result<Vec<Chart>> {
             svg: over_the_window(view, &subject, load)?,
         });
     }
+    for &load in &view.loads {
+        let queued = view
+            .cells_at(load)
+            .any(|c| c.runs.iter().any(|r| r.accept_queue.is_some()));
+        if !queued {
+            continue;
+        }
+        let subject = view.titled(load.label());
+        charts.push(Chart {
+            file: format!("accept-queue-{}{workload}.svg", load.slug()),
+            caption: format!("Connections waiting in the accept queue, {subject}"),
+            svg: accept_queue(view, &subject, load)?,
+        });
+    }
     Ok(charts)
+}
+
+/// Each implementation's run with the longest accept queue, sample by
+/// sample from the client's start, under the backlog that drops SYNs.
+fn accept_queue(view: &View, subject: &str, load: Load) -> Result<String> {
+    let lines: Vec<(&String, &AcceptQueue)> = view
+        .implementations()
+        .iter()
+        .filter_map(|r| {
+            let cell = view.cell(load, r).filter(|c| c.status == Status::Ok)?;
+            let worst = cell
+                .runs
+                .iter()
+                .filter_map(|run| run.accept_queue.as_ref())
+                .max_by_key(|q| q.peak())?;
+            Some((r, worst))
+        })
+        .collect();
+    let points = |q: &AcceptQueue| -> Vec<(f64, f64)> {
+        // Each line falls to zero after its last sample: the queue was empty.
+        let end = q.depths.len() as f64 * q.interval_ms;
+        (q.depths.iter().enumerate())
+            .map(|(i, &d)| (i as f64 * q.interval_ms, f64::from(d)))
+            .chain([(end, 0.0)])
+            .collect()
+    };
+    let right = lines
+        .iter()
+        .map(|(_, q)| q.held_seconds() * 1e3)
+        .fold(10.0, f64::max)
+        * 1.05;
+    let backlog = lines.iter().map(|(_, q)| q.backlog).max().unwrap_or(0);
+    let top = lines
+        .iter()
+        .map(|(_, q)| q.peak())
+        .chain([backlog])
+        .max()
+        .unwrap_or(1)
+        .max(1) as f64
+        * 1.1;
+    let caption = format!("Accept queue, {subject}");
+    let marks = [
+        "lines: each cell's run with the longest queue",
+        "grey: the backlog, past which SYNs are dropped",
+    ];
+    chart(view, marks, |plot| {
+        let mut chart = frame(plot, &caption)
+            .build_cartesian_2d(0.0..right, 0.0..top)
+            .map_err(draw)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_label_formatter(&|ms| format!("{ms:.0}"))
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .x_desc("ms from the client's start")
+            .y_desc("connections waiting")
+            .draw()
+            .map_err(draw)?;
+        chart
+            .draw_series(LineSeries::new(
+                [(0.0, f64::from(backlog)), (right, f64::from(backlog))],
+                RGBColor(160, 160, 160).stroke_width(1),
+            ))
+            .map_err(draw)?;
+        for (implementation, queue) in &lines {
+            chart
+                .draw_series(LineSeries::new(
+                    points(queue),
+                    color_of(view, implementation).stroke_width(2),
+                ))
+                .map_err(draw)?;
+        }
+        Ok(())
+    })
 }
 
 /// Each implementation's median run, slice by slice: where the throughput

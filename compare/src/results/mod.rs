@@ -448,6 +448,42 @@ pub struct Usage {
     pub cpu_ns: Option<u64>,
 }
 
+/// A server's accept queue over a repetition: connections the kernel had
+/// completed and the server not yet accepted, summed over its listeners,
+/// one sample every `interval_ms` from the client's start, those after
+/// the last non-empty one left out.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AcceptQueue {
+    pub interval_ms: f64,
+    /// The largest backlog among the listeners: a queue this long drops
+    /// the SYNs that follow.
+    pub backlog: u32,
+    pub depths: Vec<u32>,
+}
+
+impl AcceptQueue {
+    /// The most connections seen waiting at once.
+    pub fn peak(&self) -> u32 {
+        self.depths.iter().copied().max().unwrap_or(0)
+    }
+
+    /// Seconds from the client's start to the end of the last sample that
+    /// saw a connection waiting (0 where none did).
+    pub fn held_seconds(&self) -> f64 {
+        self.depths.len() as f64 * self.interval_ms / 1e3
+    }
+
+    /// Leaves out the samples after the last non-empty one.
+    pub fn trim(&mut self) {
+        let held = self
+            .depths
+            .iter()
+            .rposition(|&d| d > 0)
+            .map_or(0, |i| i + 1);
+        self.depths.truncate(held);
+    }
+}
+
 /// TCP counters of the network namespace, and UDP's receive-buffer drops,
 /// or their change over a repetition.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -574,6 +610,10 @@ pub struct Run {
     /// warm-up, window, drain): listen-queue overflows, SYN retransmissions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpStats>,
+    /// The server's accept queue, sampled from the client's start, where
+    /// connections arrived while it served (immediate arrival, a storm, churn).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accept_queue: Option<AcceptQueue>,
     /// With churn: connections that came up inside the window, each one
     /// replacing one closed.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -486,6 +486,7 @@ mod tests {
             cost_absent: Some("counted by no kernel: a mock".into()),
             counted: None,
             tcp: None,
+            accept_queue: None,
             served: None,
             client_hosts: None,
         }

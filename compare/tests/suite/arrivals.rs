@@ -22,7 +22,11 @@ fn run(test: &str, arrival: &str) -> Results {
 
 #[test]
 fn every_connection_s_arrival_and_the_kernel_s_counts_are_recorded() {
-    for (arrival, expected) in [("immediate", Arrival::Immediate), ("gated", Arrival::Gated)] {
+    for (arrival, expected) in [
+        ("immediate", Arrival::Immediate),
+        ("storm", Arrival::Storm),
+        ("gated", Arrival::Gated),
+    ] {
         let test = format!("arrival-{arrival}");
         let results = run(&test, arrival);
         assert_eq!(results.config.arrival, Some(expected));
@@ -47,6 +51,21 @@ fn every_connection_s_arrival_and_the_kernel_s_counts_are_recorded() {
                 tcp.active_opens >= 200 && tcp.passive_opens >= 200,
                 "{tcp:?}"
             );
+            // The accept queue is sampled where connections arrive while
+            // the server serves; 200 connections fit its backlog.
+            match (expected, &run.accept_queue) {
+                (Arrival::Gated, queue) => assert_eq!(queue, &None),
+                (_, Some(queue)) => {
+                    assert_eq!(queue.interval_ms, 5.0);
+                    assert!(queue.backlog >= 200 && queue.peak() <= 200, "{queue:?}");
+                    assert!(queue.depths.last().is_none_or(|&d| d > 0), "{queue:?}");
+                }
+                (_, None) => panic!("{}: no accept queue sampled", cell.implementation),
+            }
+        }
+        // A storm is made by one client, mio's, for every server.
+        if expected == Arrival::Storm {
+            assert_eq!(results.config.client.as_deref(), Some("mio"));
         }
         let report = std::fs::read_to_string(folder(&test).join("report.md")).unwrap();
         let troubled = results
@@ -56,8 +75,8 @@ fn every_connection_s_arrival_and_the_kernel_s_counts_are_recorded() {
             .any(|r| r.tcp.is_some_and(|t| t.troubles().is_some()));
         assert_eq!(
             report.contains("Arrivals, 1 thread, 200 connections"),
-            expected == Arrival::Immediate || troubled,
-            "an arrivals table where arrival was immediate or the kernel counted drops"
+            expected != Arrival::Gated || troubled,
+            "an arrivals table where arrival was immediate or a storm, or the kernel counted drops"
         );
     }
 }

@@ -110,6 +110,13 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// The session's first connect was issued at `began` (before the
+    /// session was made, in a storm's burst).
+    pub fn connecting_since(mut self, began: Instant) -> Self {
+        self.began = began;
+        self
+    }
+
     /// The connection is established, with TCP_NODELAY set.
     pub fn connected(&mut self) {
         self.arrived.connect = Some(self.began.elapsed());

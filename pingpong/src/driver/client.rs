@@ -60,7 +60,7 @@ pub fn run<R: Runtime>(config: ClientConfig) -> Result<ClientResult, ClientError
         _ => {}
     }
     let client = Arc::new(Client::new(config));
-    if client.config.arrival == Arrival::Immediate {
+    if client.config.arrival != Arrival::Gated {
         // No gate: each connection starts as soon as it is up.
         client.start();
     }
@@ -75,6 +75,7 @@ pub fn run<R: Runtime>(config: ClientConfig) -> Result<ClientResult, ClientError
                     match (client.config.protocol, client.config.rate) {
                         (Protocol::Udp, _) => R::client_udp(&client),
                         (_, Some(_)) => R::open_loop(&client),
+                        _ if client.config.arrival == Arrival::Storm => R::storm(&client),
                         (_, None) => R::client(&client),
                     }
                 }));

@@ -2,14 +2,15 @@
 //! echo on each until the window closes.
 
 use std::io;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::task::{Wake, Waker};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Registry, Token};
 use pingpong::Client;
-use pingpong::client::{Next, Session, SessionError};
+use pingpong::client::{Arrival, Next, Session, SessionError};
 use pingpong::tls::{Connector, handshake_failed};
 use rustls::ClientConnection;
 
@@ -46,10 +47,26 @@ pub fn event_loop(client: &Client, connections: usize) -> io::Result<()> {
     let mut poll = Poll::new()?;
     let mut events = Events::with_capacity(1024);
     let mut conns = Vec::with_capacity(connections);
+    // A storm issues every connect before anything else, so that nothing
+    // slows the burst; otherwise each connection is set up as it connects.
+    let mut burst = match client.config.arrival {
+        Arrival::Storm => storm(client.config.connect, connections)?,
+        Arrival::Gated | Arrival::Immediate => Vec::new(),
+    }
+    .into_iter();
     for i in 0..connections {
-        let session = Session::new(client);
+        let (pipe, session) = match burst.next() {
+            Some((stream, began)) => (
+                setup(client, stream, poll.registry(), Token(i))?,
+                Session::new(client).connecting_since(began),
+            ),
+            None => {
+                let session = Session::new(client);
+                (open(client, poll.registry(), Token(i))?, session)
+            }
+        };
         conns.push(Some(Conn {
-            pipe: open(client, poll.registry(), Token(i))?,
+            pipe,
             session,
             connected: false,
             established: false,
@@ -104,7 +121,32 @@ pub fn event_loop(client: &Client, connections: usize) -> io::Result<()> {
 /// A connection to the client's server, registered as `token`; with TLS,
 /// its handshake starts once TCP is connected.
 pub fn open(client: &Client, registry: &Registry, token: Token) -> io::Result<Pipe> {
-    let mut stream = TcpStream::connect(client.config.connect)?;
+    setup(
+        client,
+        TcpStream::connect(client.config.connect)?,
+        registry,
+        token,
+    )
+}
+
+/// `connections` non-blocking connects to `addr`, one after another and
+/// nothing else between them, each with the moment it was issued.
+fn storm(addr: SocketAddr, connections: usize) -> io::Result<Vec<(TcpStream, Instant)>> {
+    (0..connections)
+        .map(|_| {
+            let began = Instant::now();
+            Ok((TcpStream::connect(addr)?, began))
+        })
+        .collect()
+}
+
+/// A connecting `stream` registered as `token`, with what its connection needs.
+fn setup(
+    client: &Client,
+    mut stream: TcpStream,
+    registry: &Registry,
+    token: Token,
+) -> io::Result<Pipe> {
     registry.register(&mut stream, token, Interest::READABLE | Interest::WRITABLE)?;
     let socket = match &client.config.tls {
         None => Socket::Plain(stream),

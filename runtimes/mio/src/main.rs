@@ -37,6 +37,10 @@ impl pingpong::Runtime for EventLoop {
         })
     }
 
+    fn storm(client: &Arc<Client>) -> io::Result<()> {
+        Self::client(client)
+    }
+
     fn serve_udp(server: DatagramServer) -> io::Result<()> {
         let ready = &server.ready;
         on_threads("server", server.sockets, |socket| udp::serve(socket, ready))

@@ -7,7 +7,11 @@ use crate::socket::Socket;
 
 pub struct Pipe {
     pub socket: Socket,
+    /// Empty until the connection first reads or writes: allocating (and
+    /// faulting in) 10,000 buffers where they are accepted would slow the
+    /// accepting, and a storm of connections would overflow the queue.
     buf: Box<[u8]>,
+    size: usize,
     start: usize,
     end: usize,
     /// Bytes echoed so far.
@@ -18,7 +22,8 @@ impl Pipe {
     pub fn new(socket: Socket, block: usize) -> Self {
         Self {
             socket,
-            buf: vec![0; block].into_boxed_slice(),
+            buf: Box::default(),
+            size: block,
             start: 0,
             end: 0,
             echoed: 0,
@@ -27,7 +32,7 @@ impl Pipe {
 
     /// Queues `data` to be written (the client's first block).
     pub fn queue(&mut self, data: &[u8]) {
-        self.buf[..data.len()].copy_from_slice(data);
+        self.buffer()[..data.len()].copy_from_slice(data);
         self.start = 0;
         self.end = data.len();
     }
@@ -59,6 +64,7 @@ impl Pipe {
     /// event): its end of stream may have come with the last bytes, in the
     /// same edge, and only another read sees it. Nor with TLS.
     pub fn read(&mut self, read_closed: bool) -> io::Result<Option<(&[u8], bool)>> {
+        self.buffer();
         loop {
             match self.socket.read(&mut self.buf) {
                 Ok(n) => {
@@ -71,6 +77,19 @@ impl Pipe {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// Nothing read or written yet.
+    pub fn fresh(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    /// The buffer, allocated on first use.
+    fn buffer(&mut self) -> &mut [u8] {
+        if self.buf.is_empty() {
+            self.buf = vec![0; self.size].into_boxed_slice();
+        }
+        &mut self.buf
     }
 
     /// Queues the first `n` bytes of the buffer (the bytes just read) to be

@@ -35,13 +35,17 @@ pub fn event_loop(
             }
             return Err(e);
         }
+        // The listener first, whatever its place among the events: a queue
+        // left waiting behind a thousand echoes overflows in a connect storm.
+        if events.iter().any(|e| e.token() == LISTENER) {
+            accept_all(&listener, &poll, &mut conns, sizes.buffer, tls)?;
+        }
         for event in &events {
-            if event.token() == LISTENER {
-                accept_all(&listener, &poll, &mut conns, sizes.buffer, tls)?;
-                continue;
-            }
             let key = event.token().0;
-            if let Some(pipe) = conns.get_mut(key)
+            // A connection just accepted is writable and has nothing to do
+            // until it is readable.
+            let idle = |pipe: &Pipe| pipe.fresh() && !event.is_readable();
+            if let Some(pipe) = conns.get_mut(key).filter(|p| !idle(p))
                 && !matches!(echo(pipe, sizes.block, event.is_read_closed()), Ok(true))
             {
                 // Closed by the peer or failed: the client reports failures.

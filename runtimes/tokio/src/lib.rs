@@ -63,6 +63,17 @@ fn disable_lifo_slot(_: &mut Builder) -> io::Result<()> {
     ))
 }
 
+/// The server's accept loop, as the knobs have it: by default as tokio's
+/// users write it, where its budget makes the loop yield after 128 accepts
+/// to the connections it spawned; with `accept_unconstrained`, inside
+/// `tokio::task::unconstrained`, so that it accepts until the queue is empty.
+pub async fn accepting<F: Future>(knobs: &Settings, accept_loop: F) -> F::Output {
+    match knobs.get("accept_unconstrained") == Some(1) {
+        true => tokio::task::unconstrained(accept_loop).await,
+        false => accept_loop.await,
+    }
+}
+
 /// Spawns `task` on the runtime this is called in, detached.
 pub fn spawn(task: impl Future<Output = ()> + Send + 'static) {
     drop(tokio::spawn(task));

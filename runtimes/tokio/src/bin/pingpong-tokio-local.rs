@@ -8,7 +8,7 @@ use pingpong::client::{all_connections, connection, datagram_connection};
 use pingpong::knobs::{self, Settings};
 use pingpong::server::{DatagramServer, Web, accept_loop, answer, serve};
 use pingpong::{Client, ListenerModel, Server, on_threads};
-use pingpong_tokio::{Tcp, Tls, Udp, sleep, spawn};
+use pingpong_tokio::{Tcp, Tls, Udp, accepting, sleep, spawn};
 use tokio::net::TcpListener;
 use tokio::runtime::{Builder, Runtime};
 
@@ -35,15 +35,18 @@ impl pingpong::Runtime for PerThread {
             runtime(&server.knobs)?.block_on(async {
                 let listener = TcpListener::from_std(listener)?;
                 let echo = server.echo.spawning(1, spawn);
-                accept_loop(
-                    ready,
-                    async || Tcp::accept(&listener).await,
-                    |stream| {
-                        let tls = server.tls.clone();
-                        spawn(serve(stream, tls, Tls::accept, echo.clone(), |writer| {
-                            spawn(writer.run())
-                        }));
-                    },
+                accepting(
+                    &server.knobs,
+                    accept_loop(
+                        ready,
+                        async || Tcp::accept(&listener).await,
+                        |stream| {
+                            let tls = server.tls.clone();
+                            spawn(serve(stream, tls, Tls::accept, echo.clone(), |writer| {
+                                spawn(writer.run())
+                            }));
+                        },
+                    ),
                 )
                 .await
             })
@@ -55,10 +58,13 @@ impl pingpong::Runtime for PerThread {
         on_threads("server", server.listeners, |listener| {
             runtime(&server.knobs)?.block_on(async {
                 let listener = TcpListener::from_std(listener)?;
-                accept_loop(
-                    &server.ready,
-                    async || Tcp::accept(&listener).await,
-                    |stream| spawn(web.clone().serve(stream.futures_io())),
+                accepting(
+                    &server.knobs,
+                    accept_loop(
+                        &server.ready,
+                        async || Tcp::accept(&listener).await,
+                        |stream| spawn(web.clone().serve(stream.futures_io())),
+                    ),
                 )
                 .await
             })
