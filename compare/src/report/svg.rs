@@ -6,6 +6,7 @@
 
 use anyhow::{Result, anyhow};
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::cost::median_run;
@@ -260,18 +261,12 @@ fn accept_queue(view: &View, subject: &str, load: Load) -> Result<String> {
         "grey: the backlog, past which SYNs are dropped",
     ];
     chart(view, marks, |plot| {
-        let mut chart = frame(plot, &caption)
-            .build_cartesian_2d(0.0..right, 0.0..top)
-            .map_err(draw)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_label_formatter(&|ms| format!("{ms:.0}"))
-            .y_label_formatter(&|v| format!("{v:.0}"))
-            .x_desc("ms from the client's start")
-            .y_desc("connections waiting")
-            .draw()
-            .map_err(draw)?;
+        let mut chart = linear(
+            plot,
+            &caption,
+            (right, top),
+            ["ms from the client's start", "connections waiting"],
+        )?;
         chart
             .draw_series(LineSeries::new(
                 [(0.0, f64::from(backlog)), (right, f64::from(backlog))],
@@ -320,18 +315,12 @@ fn over_the_window(view: &View, subject: &str, load: Load) -> Result<String> {
     let caption = format!("MiB/s over the window, {subject}");
     let marks = ["lines: each cell's median run", "points: its slices"];
     chart(view, marks, |plot| {
-        let mut chart = frame(plot, &caption)
-            .build_cartesian_2d(0.0..right, 0.0..top)
-            .map_err(draw)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_label_formatter(&|ms| format!("{ms:.0}"))
-            .y_label_formatter(&|v| format!("{v:.0}"))
-            .x_desc("ms into the window")
-            .y_desc("MiB/s")
-            .draw()
-            .map_err(draw)?;
+        let mut chart = linear(
+            plot,
+            &caption,
+            (right, top),
+            ["ms into the window", "MiB/s"],
+        )?;
         for (implementation, points) in &lines {
             let color = color_of(view, implementation);
             chart
@@ -720,6 +709,29 @@ fn chart_of(
 }
 
 /// The plot's caption, margins and label areas, the same in every chart.
+/// A chart of whole numbers on both axes from zero to `right` and `top`,
+/// its axes named by `desc`.
+fn linear<'a, 'b>(
+    plot: &'a Area<'b>,
+    caption: &str,
+    (right, top): (f64, f64),
+    [x_desc, y_desc]: [&str; 2],
+) -> Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>> {
+    let mut chart = frame(plot, caption)
+        .build_cartesian_2d(0.0..right, 0.0..top)
+        .map_err(draw)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .draw()
+        .map_err(draw)?;
+    Ok(chart)
+}
+
 pub(super) fn frame<'a, 'b>(
     area: &'a Area<'b>,
     caption: &str,
