@@ -1,7 +1,8 @@
 //! What a process spent over the measurement window: CPU time, in
 //! nanoseconds from the process's CPU clock and user and system apart in
-//! clock ticks, context switches, and its peak resident memory, read from
-//! /proc at the window's edges.
+//! clock ticks; the CPU it wanted beyond that (time its threads waited in
+//! a run queue, and the hypervisor's steal on its CPUs); context switches;
+//! and its peak resident memory, read from /proc at the window's edges.
 
 use std::io::Read;
 use std::time::Instant;
@@ -23,25 +24,39 @@ pub struct Sample {
     /// Summed over its live threads.
     voluntary_switches: u64,
     involuntary_switches: u64,
+    /// Time its live threads were ready to run and waited for a CPU, in
+    /// nanoseconds, summed.
+    waited_ns: u64,
+    /// Ticks the hypervisor took from the CPUs it may run on: a busy
+    /// process's time lost to another machine, which its CPU clock leaves
+    /// out. None where /proc/stat or its affinity cannot be read.
+    stolen_ticks: Option<u64>,
     peak_rss_kib: u64,
 }
 
 impl Sample {
     pub fn take(pid: u32) -> Result<Self> {
         let mut sample = Self::times(pid)?;
-        (sample.voluntary_switches, sample.involuntary_switches) = switches(pid);
+        sample.add(threads(pid));
         Ok(sample)
     }
 
     /// Samples each of `pids` that is running: every process's CPU time
     /// and memory now, then, on a thread of its own, its threads'
-    /// switches. With a thread per connection those are 20,000 files, which
-    /// take longer to read than a window lasts: read in line, they delayed
-    /// the window's closing sample and stretched its CPU figures.
+    /// switches and waits. With a thread per connection those are 40,000
+    /// files, which take longer to read than a window lasts: read in line,
+    /// they delayed the window's closing sample and stretched its CPU
+    /// figures.
     pub fn start<const N: usize>(pids: [Option<u32>; N]) -> Sampling<N> {
         let times = pids.map(|pid| Self::times(pid?).ok());
-        let switches = std::thread::spawn(move || pids.map(|pid| pid.map(switches)));
-        Sampling { times, switches }
+        let threads = std::thread::spawn(move || pids.map(|pid| pid.map(threads)));
+        Sampling { times, threads }
+    }
+
+    fn add(&mut self, threads: Threads) {
+        self.voluntary_switches = threads.voluntary;
+        self.involuntary_switches = threads.involuntary;
+        self.waited_ns = threads.waited_ns;
     }
 
     /// A sample without the switches.
@@ -61,6 +76,8 @@ impl Sample {
             system_ticks: stat.stime,
             voluntary_switches: 0,
             involuntary_switches: 0,
+            waited_ns: 0,
+            stolen_ticks: stolen_ticks(pid),
             // Gone once the process has exited: a zombie's figures are not a sample.
             peak_rss_kib: status.vmhwm.with_context(|| {
                 format!("/proc/{pid}/status has no VmHWM: the process has exited")
@@ -76,6 +93,17 @@ impl Sample {
         let system = later.system_ticks.saturating_sub(self.system_ticks) as f64 * per_tick;
         // Threads that exited in between take their switches with them.
         let rate = |a: u64, b: u64| b.saturating_sub(a) as f64 / seconds;
+        let cpu_ns = later
+            .cpu_ns
+            .zip(self.cpu_ns)
+            .map(|(b, a)| b.saturating_sub(a));
+        let stolen_ns = later
+            .stolen_ticks
+            .zip(self.stolen_ticks)
+            .map_or(0.0, |(b, a)| {
+                b.saturating_sub(a) as f64 * 1e9 / procfs::ticks_per_second() as f64
+            });
+        let waited_ns = later.waited_ns.saturating_sub(self.waited_ns) as f64;
         Usage {
             cpu_percent: user + system,
             user_percent: user,
@@ -83,30 +111,26 @@ impl Sample {
             peak_rss_kib: later.peak_rss_kib,
             voluntary_switches_per_s: rate(self.voluntary_switches, later.voluntary_switches),
             involuntary_switches_per_s: rate(self.involuntary_switches, later.involuntary_switches),
-            cpu_ns: later
-                .cpu_ns
-                .zip(self.cpu_ns)
-                .map(|(b, a)| b.saturating_sub(a)),
+            demand_percent: cpu_ns.map(|ns| (ns as f64 + waited_ns + stolen_ns) / seconds / 1e7),
+            cpu_ns,
         }
     }
 }
 
-/// Samples of several processes whose threads' switches are being read.
+/// Samples of several processes whose threads are being read.
 pub struct Sampling<const N: usize> {
     times: [Option<Sample>; N],
-    switches: std::thread::JoinHandle<[Option<(u64, u64)>; N]>,
+    threads: std::thread::JoinHandle<[Option<Threads>; N]>,
 }
 
 impl<const N: usize> Sampling<N> {
-    /// The samples, once their switches are read.
+    /// The samples, once their threads are read.
     pub fn finish(self) -> [Option<Sample>; N] {
-        let switches = self.switches.join().unwrap_or([None; N]);
+        let threads = self.threads.join().unwrap_or([None; N]);
         let mut times = self.times;
-        for (sample, switches) in times.iter_mut().zip(switches) {
-            match (sample.as_mut(), switches) {
-                (Some(sample), Some((v, i))) => {
-                    (sample.voluntary_switches, sample.involuntary_switches) = (v, i);
-                }
+        for (sample, threads) in times.iter_mut().zip(threads) {
+            match (sample.as_mut(), threads) {
+                (Some(sample), Some(threads)) => sample.add(threads),
                 _ => *sample = None,
             }
         }
@@ -123,18 +147,40 @@ fn cpu_ns(pid: u32) -> Option<u64> {
     Some(t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
 }
 
-/// The voluntary and involuntary context switches of `pid`'s live threads,
-/// summed: /proc/PID/status counts one thread's. Each thread's status is
-/// scanned for its two lines and nothing else parsed: with a thread per
-/// connection that is 20,000 files at each of a window's edges, and parsed
-/// whole (procfs makes a map of each file's 57 fields) they took compare
-/// 6 s, which also stretched the span its CPU figures cover.
-fn switches(pid: u32) -> (u64, u64) {
+/// The steal, in ticks, of the CPUs `pid` may run on, from /proc/stat.
+fn stolen_ticks(pid: u32) -> Option<u64> {
+    use procfs::CurrentSI;
+    let cpus = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(pid as i32)).ok()?;
+    let stats = procfs::KernelStats::current().ok()?;
+    let allowed = stats
+        .cpu_time
+        .iter()
+        .enumerate()
+        .filter(|(cpu, _)| cpus.is_set(*cpu).unwrap_or(false));
+    Some(allowed.filter_map(|(_, time)| time.steal).sum())
+}
+
+/// What a process's live threads have done so far, summed over them.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Threads {
+    voluntary: u64,
+    involuntary: u64,
+    waited_ns: u64,
+}
+
+/// The context switches and run-queue waits of `pid`'s live threads,
+/// summed: /proc/PID/status and /proc/PID/schedstat count one thread's.
+/// Each thread's status is scanned for its two lines and nothing else
+/// parsed: with a thread per connection that is 20,000 files at each of a
+/// window's edges, and parsed whole (procfs makes a map of each file's 57
+/// fields) they took compare 6 s, which also stretched the span its CPU
+/// figures cover.
+fn threads(pid: u32) -> Threads {
+    let mut sum = Threads::default();
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return (0, 0);
+        return sum;
     };
     let mut text = String::new();
-    let (mut voluntary, mut involuntary) = (0, 0);
     for task in tasks.flatten() {
         text.clear();
         let status = std::fs::File::open(task.path().join("status"));
@@ -151,13 +197,23 @@ fn switches(pid: u32) -> (u64, u64) {
                 value.trim().parse::<u64>().ok()
             };
             if let Some(n) = count("voluntary_ctxt_switches") {
-                voluntary += n;
+                sum.voluntary += n;
             } else if let Some(n) = count("nonvoluntary_ctxt_switches") {
-                involuntary += n;
+                sum.involuntary += n;
             }
         }
+        // "ran waited timeslices", in nanoseconds: the second is the wait.
+        text.clear();
+        let schedstat = std::fs::File::open(task.path().join("schedstat"));
+        if schedstat
+            .and_then(|mut f| f.read_to_string(&mut text))
+            .is_ok()
+        {
+            let waited = text.split_whitespace().nth(1).and_then(|n| n.parse().ok());
+            sum.waited_ns += waited.unwrap_or(0);
+        }
     }
-    (voluntary, involuntary)
+    sum
 }
 
 #[cfg(test)]
@@ -194,6 +250,35 @@ mod tests {
         let ns = u.cpu_ns.expect("the CPU clock of a child");
         assert!(ns > 150_000_000 && ns < 600_000_000, "{u:?}");
         assert!(!ns.is_multiple_of(1_000_000), "{u:?}");
+        // What it wanted is at least what it ran, over the window's own
+        // span, a little longer than the half second slept.
+        assert!(u.demand_percent.unwrap() >= ns as f64 / 5.5e6, "{u:?}");
+    }
+
+    #[test]
+    fn a_process_sharing_its_cpu_with_another_wants_the_whole_core() {
+        use nix::sched::{CpuSet, sched_setaffinity};
+        use nix::unistd::Pid;
+        let spin = || {
+            Command::new("sh")
+                .args(["-c", "while :; do :; done"])
+                .spawn()
+                .unwrap()
+        };
+        let (one, mut other) = (spin(), spin());
+        let mut cpu0 = CpuSet::new();
+        cpu0.set(0).unwrap();
+        for child in [&one, &other] {
+            sched_setaffinity(Pid::from_raw(child.id() as i32), &cpu0).unwrap();
+        }
+        let u = usage_of(one);
+        other.kill().unwrap();
+        other.wait().unwrap();
+        // Each ran about half the time and waited for the CPU the rest.
+        let ran = u.cpu_ns.unwrap() as f64 / 5e6;
+        let wanted = u.demand_percent.unwrap();
+        assert!(ran < 75.0, "ran {ran:.0}% of a core: {u:?}");
+        assert!(wanted > 85.0, "wanted {wanted:.0}% of a core: {u:?}");
     }
 
     #[test]
@@ -201,6 +286,7 @@ mod tests {
         let idle = Command::new("sleep").arg("5").spawn().unwrap();
         let u = usage_of(idle);
         assert!(u.cpu_percent < 5.0, "{u:?}");
+        assert!(u.demand_percent.unwrap() < 5.0, "{u:?}");
         assert!(u.voluntary_switches_per_s < 10.0, "{u:?}");
         assert!(u.peak_rss_kib > 0, "{u:?}");
     }
@@ -219,9 +305,9 @@ mod tests {
     #[test]
     fn every_live_thread_s_switches_are_counted() {
         use std::sync::{Arc, Barrier};
-        let before = switches(std::process::id());
+        let before = threads(std::process::id());
         let (slept, done) = (Arc::new(Barrier::new(5)), Arc::new(Barrier::new(5)));
-        let threads: Vec<_> = (0..4)
+        let sleepers: Vec<_> = (0..4)
             .map(|_| {
                 let (slept, done) = (slept.clone(), done.clone());
                 std::thread::spawn(move || {
@@ -234,10 +320,13 @@ mod tests {
             })
             .collect();
         slept.wait();
-        let after = switches(std::process::id());
+        let after = threads(std::process::id());
         done.wait();
-        threads.into_iter().for_each(|t| t.join().unwrap());
+        sleepers.into_iter().for_each(|t| t.join().unwrap());
         // Each of the four slept 20 times: a switch each, at least.
-        assert!(after.0 >= before.0 + 80, "{before:?} then {after:?}");
+        assert!(
+            after.voluntary >= before.voluntary + 80,
+            "{before:?} then {after:?}"
+        );
     }
 }

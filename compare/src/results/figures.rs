@@ -21,8 +21,11 @@ pub const ROOM: f64 = 0.8;
 impl Run {
     /// Whether the client, not the server, set this run's pace: the
     /// open-loop generator busy past the share it can be trusted at, or in
-    /// a closed loop the client's CPU at [`SATURATED`] of its capacity or
-    /// more while the server's stayed at [`ROOM`] of its own or less. A
+    /// a closed loop the CPU the client wanted at [`SATURATED`] of its
+    /// capacity or more while the server's stayed at [`ROOM`] of its own or
+    /// less. What a side wanted counts what it waited for too: a client
+    /// that shares its CPU with another process runs half the time and is
+    /// as saturated as one that runs all of it. A
     /// side's capacity is its threads or its CPUs, whichever is fewer;
     /// `None` threads: one per connection, so its CPUs.
     pub fn is_client_bound(
@@ -42,8 +45,8 @@ impl Run {
         ) else {
             return false;
         };
-        client.cpu_percent / 100.0 >= SATURATED * client_capacity
-            && server.cpu_percent / 100.0 <= ROOM * server_capacity
+        client.wanted_percent() / 100.0 >= SATURATED * client_capacity
+            && server.wanted_percent() / 100.0 <= ROOM * server_capacity
     }
 }
 
@@ -324,7 +327,10 @@ mod tests {
     /// A run of the fixture with the CPU shares given, on `cpus` CPUs each.
     fn run_at(server: f64, client: f64, cpus: usize) -> Run {
         let mut run = crate::report::tests::fixture().cells[0].runs[0].clone();
-        let usage = |u: &mut Option<Usage>, percent| u.as_mut().unwrap().cpu_percent = percent;
+        let usage = |u: &mut Option<Usage>, percent| {
+            let u = u.as_mut().unwrap();
+            (u.cpu_percent, u.demand_percent) = (percent, None);
+        };
         usage(&mut run.server_usage, server);
         usage(&mut run.client_usage, client);
         run.server_cpus = (0..cpus).collect();
@@ -352,6 +358,14 @@ mod tests {
         // A thread per connection: the CPUs alone.
         assert!(run_at(150.0, 190.0, 2).is_client_bound(None, None));
         assert!(!run_at(170.0, 190.0, 2).is_client_bound(None, None));
+        // A client that shared its CPU ran half the time and waited the rest.
+        let mut shared = run_at(40.0, 50.0, 1);
+        shared.client_usage.as_mut().unwrap().demand_percent = Some(98.0);
+        assert!(shared.is_client_bound(one.0, one.1), "a shared CPU");
+        // A server that waited for its CPU has no room, whatever it ran.
+        let mut waiting = run_at(40.0, 99.0, 1);
+        waiting.server_usage.as_mut().unwrap().demand_percent = Some(95.0);
+        assert!(!waiting.is_client_bound(one.0, one.1), "a waiting server");
         let mut unmeasured = run_at(40.0, 99.0, 1);
         unmeasured.client_usage = None;
         assert!(!unmeasured.is_client_bound(one.0, one.1));

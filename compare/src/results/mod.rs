@@ -446,6 +446,21 @@ pub struct Usage {
     /// Absent in files from before it was read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_ns: Option<u64>,
+    /// The CPU it wanted, over wall time: `cpu_ns`, plus the time its
+    /// threads waited in a run queue, plus the hypervisor's steal on the
+    /// CPUs it may run on. Beside `cpu_percent` it tells a process that had
+    /// no more work from one that was given no more CPU; it is what the
+    /// client-bound rule judges. Absent in files from before it was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub demand_percent: Option<f64>,
+}
+
+impl Usage {
+    /// What the process wanted, as a percentage of a core: its demand
+    /// where the file has it, else its CPU.
+    pub fn wanted_percent(&self) -> f64 {
+        self.demand_percent.unwrap_or(self.cpu_percent)
+    }
 }
 
 /// A server's accept queue over a repetition: connections the kernel had

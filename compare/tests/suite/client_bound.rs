@@ -24,8 +24,14 @@ fn mio_with(test: &str, fault: &str) -> (Results, String) {
     (load(&out), report)
 }
 
-fn cpu(usage: Option<Usage>) -> f64 {
-    usage.expect("a run's CPU usage").cpu_percent
+/// The CPU a side ran and the CPU it wanted, in percent of a core.
+fn cpu(usage: Option<Usage>) -> String {
+    let usage = usage.expect("a run's CPU usage");
+    format!(
+        "ran {:.0}%, wanted {:.0}%",
+        usage.cpu_percent,
+        usage.wanted_percent()
+    )
 }
 
 #[test]
@@ -37,7 +43,7 @@ fn a_slowed_client_is_client_bound_and_a_slowed_server_is_not() {
     let (server, client) = (cpu(run.server_usage), cpu(run.client_usage));
     assert!(
         run.client_bound && cell.client_bound,
-        "a slowed client: client {client:.0}% CPU, server {server:.0}%"
+        "a slowed client: client {client}, server {server}"
     );
     assert!(report.contains("^ client-bound"), "{report}");
     let figure = format!("{:.0}^", cell.mib_per_s.unwrap().median);
@@ -50,7 +56,7 @@ fn a_slowed_client_is_client_bound_and_a_slowed_server_is_not() {
     let (server, client) = (cpu(run.server_usage), cpu(run.client_usage));
     assert!(
         !run.client_bound && !cell.client_bound,
-        "a slowed server: client {client:.0}% CPU, server {server:.0}%"
+        "a slowed server: client {client}, server {server}"
     );
     assert!(!report.contains("client-bound"), "{report}");
 }
