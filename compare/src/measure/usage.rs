@@ -59,7 +59,7 @@ impl Sample {
         self.waited_ns = threads.waited_ns;
     }
 
-    /// A sample without the switches.
+    /// A sample without its threads' switches and waits.
     fn times(pid: u32) -> Result<Self> {
         let at = Instant::now();
         let process = Process::new(pid as i32).with_context(|| format!("process {pid}"))?;
@@ -235,13 +235,17 @@ mod tests {
         before.until(&after)
     }
 
-    #[test]
-    fn a_spinning_process_uses_about_one_core() {
-        let spin = Command::new("sh")
+    /// A shell that spins until killed.
+    fn spinner() -> Child {
+        Command::new("sh")
             .args(["-c", "while :; do :; done"])
             .spawn()
-            .unwrap();
-        let u = usage_of(spin);
+            .unwrap()
+    }
+
+    #[test]
+    fn a_spinning_process_uses_about_one_core() {
+        let u = usage_of(spinner());
         // Other tests share these cores: well above idle, never above one core.
         assert!(u.cpu_percent > 40.0 && u.cpu_percent < 115.0, "{u:?}");
         assert!(u.user_percent > u.system_percent, "{u:?}");
@@ -259,13 +263,7 @@ mod tests {
     fn a_process_sharing_its_cpu_with_another_wants_the_whole_core() {
         use nix::sched::{CpuSet, sched_setaffinity};
         use nix::unistd::Pid;
-        let spin = || {
-            Command::new("sh")
-                .args(["-c", "while :; do :; done"])
-                .spawn()
-                .unwrap()
-        };
-        let (one, mut other) = (spin(), spin());
+        let (one, mut other) = (spinner(), spinner());
         let mut cpu0 = CpuSet::new();
         cpu0.set(0).unwrap();
         for child in [&one, &other] {
