@@ -20,6 +20,10 @@ use pingpong::datagram::LOSS_TIMEOUT;
 use pingpong::server::{DatagramServer, accept_loop, answer, connected_datagrams};
 use pingpong::{Client, ListenerModel, Server};
 
+use backlog::Backlog;
+
+mod backlog;
+
 /// Stack of each connection thread: the session keeps its buffer on the
 /// heap, and 10,000 threads must fit in memory.
 const STACK: usize = 128 << 10;
@@ -76,9 +80,10 @@ impl pingpong::Runtime for ThreadPerConnection {
         // lock, and 10,000 of them in a row stall the connections still running
         // for minutes. Still one thread per live connection.
         let idle: Arc<Mutex<Vec<SyncSender<Blocking<TcpStream>>>>> = Arc::default();
+        let mut backlog = Backlog::new(listener);
         block_on(accept_loop(
             &server.ready,
-            async || blocking(listener.accept()?.0),
+            async || blocking(backlog.next()?),
             |stream| {
                 let waiting = idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
                 let stream = match waiting {
