@@ -110,6 +110,11 @@ pub const GLOMMIO: &[Knob] = &[
         "LocalExecutorBuilder::ring_depth: entries of each io_uring (default 128)",
         Values::Range(8, 32_768),
     ),
+    knob(
+        "accept_latency_us",
+        "the server's accept loop in a task queue of its own, Latency::Matters(this many microseconds): the connections' queue is preempted for it at least that often (default: one queue for all; not a builder setting)",
+        Values::Range(1, 1_000_000),
+    ),
 ];
 
 /// monoio on io_uring and on its epoll driver alike.
@@ -125,11 +130,18 @@ pub const COMPIO: &[Knob] = &[knob(
     Values::Range(8, 32_768),
 )];
 
-pub const MAY: &[Knob] = &[knob(
-    "stack_words",
-    "Config::set_stack_size: each coroutine's stack, in 8-byte words (default here 16384 = 128 KiB; may's 4096)",
-    Values::Range(1024, 1 << 20),
-)];
+pub const MAY: &[Knob] = &[
+    knob(
+        "stack_words",
+        "Config::set_stack_size: each coroutine's stack, in 8-byte words (default here 16384 = 128 KiB; may's 4096)",
+        Values::Range(1024, 1 << 20),
+    ),
+    knob(
+        "accept_thread",
+        "the server's accept loop on an OS thread of its own, blocking in the kernel's accept as muduo's acceptor does, not in a coroutine among the connections' (default false; not a Config setting)",
+        Values::Switch,
+    ),
+];
 
 pub const KIMOJIO: &[Knob] = &[knob(
     "busy_poll_us",

@@ -5,7 +5,7 @@
 use compare::results::Results;
 use pingpong::client::Arrival;
 
-use crate::common::{QUICK, folder, run_ok};
+use crate::common::{QUICK, assert_cell_consistent, folder, run_ok};
 
 fn run(test: &str, arrival: &str) -> Results {
     let mut args = vec![
@@ -78,6 +78,37 @@ fn every_connection_s_arrival_and_the_kernel_s_counts_are_recorded() {
             expected != Arrival::Gated || troubled,
             "an arrivals table where arrival was immediate or a storm, or the kernel counted drops"
         );
+    }
+}
+
+/// The servers that accept another way than their runtime's users write
+/// it: std-threads draining its listener before it starts a thread, and
+/// each runtime's accept knob. Each must serve every connection of a storm.
+#[test]
+fn every_accept_configuration_serves_a_storm() {
+    let configurations = [
+        "std-threads",
+        "tokio{accept_unconstrained=true}",
+        "tokio-local{accept_unconstrained=true}",
+        "glommio{accept_latency_us=1000}",
+        "may{accept_thread=true}",
+    ];
+    let runtimes = configurations.join(",");
+    let mut args = vec!["--runtimes", &runtimes, "--connections", "200"];
+    args.extend(["--threads", "1", "--arrival", "storm"]);
+    args.extend(QUICK);
+    let results = run_ok("arrival-accept", &args);
+    assert_eq!(results.config.implementations, configurations);
+    for cell in &results.cells {
+        assert_cell_consistent(cell, 0.2);
+        let run = &cell.runs[0];
+        assert_eq!(
+            run.verified_connections,
+            Some(200),
+            "{}",
+            cell.implementation
+        );
+        assert!(run.accept_queue.is_some(), "{}", cell.implementation);
     }
 }
 

@@ -8,7 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use glommio::net::{TcpListener, TcpStream, UdpSocket};
-use glommio::{LocalExecutor, LocalExecutorBuilder, Placement, spawn_local};
+use glommio::{
+    Latency, LocalExecutor, LocalExecutorBuilder, Placement, Shares, spawn_local, spawn_local_into,
+    spawn_scoped_local_into,
+};
 use pingpong::client::{all_connections, connection, datagram_connection};
 use pingpong::futures_io::{Compat, Tls, connect_tls};
 use pingpong::knobs::{self, Settings};
@@ -71,18 +74,37 @@ impl pingpong::Runtime for ThreadPerCore {
                 let echo = server
                     .echo
                     .spawning(1, |task| drop(spawn_local(task).detach()));
-                accept_loop(
+                let serving = glommio::executor().current_task_queue();
+                let accepting = accept_loop(
                     ready,
                     async || Compat::nodelay(listener.accept().await?),
                     |stream| {
                         let tls = server.tls.clone();
                         let spawn_writer =
                             |writer: Writer<_>| drop(spawn_local(writer.run()).detach());
-                        spawn_local(serve(stream, tls, Tls::accept, echo.clone(), spawn_writer))
+                        let connection =
+                            serve(stream, tls, Tls::accept, echo.clone(), spawn_writer);
+                        // Into the connections' queue, wherever the accept loop runs.
+                        spawn_local_into(connection, serving)
+                            .expect("the executor's own queue")
                             .detach();
                     },
-                )
-                .await
+                );
+                match server.knobs.get("accept_latency_us") {
+                    None => accepting.await,
+                    Some(us) => {
+                        let queue = glommio::executor().create_task_queue(
+                            Shares::default(),
+                            Latency::Matters(Duration::from_micros(us)),
+                            "accept",
+                        );
+                        // SAFETY: the task is awaited here, before what it borrows ends.
+                        let accepting = unsafe { spawn_scoped_local_into(accepting, queue) };
+                        accepting
+                            .map_err(|e| io::Error::other(format!("the accept queue: {e}")))?
+                            .await
+                    }
+                }
             })
         })
     }

@@ -144,19 +144,21 @@ impl pingpong::Runtime for Coroutines {
     fn serve(mut server: Server) -> io::Result<()> {
         configure(server.threads, &server.knobs);
         let listener = server.listeners.pop().expect("one shared listener");
+        if server.knobs.get("accept_thread") == Some(1) {
+            // As muduo's acceptor: a thread that only accepts, parked in
+            // the kernel while the queue is empty, and that no busy
+            // coroutine keeps from running.
+            listener.set_nonblocking(false)?;
+            return accept_loop_on::<std::thread::Thread>(server, move || {
+                let stream = listener.accept()?.0;
+                // SAFETY: the descriptor comes from a connection given up
+                // here; may makes it non-blocking and registers it.
+                Ok(unsafe { TcpStream::from_raw_fd(stream.into_raw_fd()) })
+            });
+        }
         // SAFETY: the descriptor comes from a bound, listening socket given up here.
         let listener = unsafe { TcpListener::from_raw_fd(listener.into_raw_fd()) };
-        let accepting = go(move || {
-            let (echo, tls) = (server.echo, server.tls);
-            block_on(accept_loop(
-                &server.ready,
-                async || socket(listener.accept()?.0),
-                |stream| {
-                    let (tls, echo) = (tls.clone(), echo.clone());
-                    go(move || blocking::serve::<Co, _>(stream, echo, tls.as_ref()));
-                },
-            ))
-        });
+        let accepting = go(move || accept_loop_on::<Co>(server, move || Ok(listener.accept()?.0)));
         joined(accepting, "server")?
     }
 
@@ -192,6 +194,23 @@ impl pingpong::Runtime for Coroutines {
             block_on(datagram_connection(client, open, |_| future::pending()))
         })
     }
+}
+
+/// The server's accept loop, parked with `P`: a coroutine for each
+/// connection that `accept` gives.
+fn accept_loop_on<P: Parker>(
+    server: Server,
+    mut accept: impl FnMut() -> io::Result<TcpStream>,
+) -> io::Result<()> {
+    let (echo, tls) = (server.echo, server.tls);
+    blocking::block_on::<P, _>(accept_loop(
+        &server.ready,
+        async || socket(accept()?),
+        |stream| {
+            let (tls, echo) = (tls.clone(), echo.clone());
+            go(move || blocking::serve::<Co, _>(stream, echo, tls.as_ref()));
+        },
+    ))
 }
 
 /// Runs `session` for each of the client's connections, each in a
