@@ -2,6 +2,7 @@
 //! binaries: real processes, real sockets on loopback. Its results are read
 //! back with the library's own types.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -81,7 +82,8 @@ pub fn compare_with(args: &[&str], env: &[(&str, &str)]) -> Output {
     bounded(cmd, args)
 }
 
-/// Runs `cmd ARGS` to its end, killing it past [`LIMIT`].
+/// Runs `cmd ARGS` to its end, killing it past [`LIMIT`]. Its output is
+/// read as it comes: a pipe left full would hold it up for good.
 pub fn bounded(mut cmd: Command, args: &[&str]) -> Output {
     let mut child = cmd
         .args(args)
@@ -90,15 +92,35 @@ pub fn bounded(mut cmd: Command, args: &[&str]) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("starting compare");
+    let stdout = drain(child.stdout.take().expect("piped"));
+    let stderr = drain(child.stderr.take().expect("piped"));
     let start = Instant::now();
-    while child.try_wait().expect("waiting for compare").is_none() {
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waiting for compare") {
+            break status;
+        }
         if start.elapsed() > LIMIT {
             let _ = child.kill();
             panic!("compare {args:?} ran longer than {LIMIT:?}");
         }
         std::thread::sleep(Duration::from_millis(50));
+    };
+    let read = |pipe: std::thread::JoinHandle<Vec<u8>>| pipe.join().expect("reading compare");
+    Output {
+        status,
+        stdout: read(stdout),
+        stderr: read(stderr),
     }
-    child.wait_with_output().expect("compare's output")
+}
+
+/// Reads `pipe` to its end on a thread of its own.
+fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut all = Vec::new();
+        // What came before an error is all there is to show.
+        let _ = pipe.read_to_end(&mut all);
+        all
+    })
 }
 
 /// Asserts that `compare` succeeded, showing all it said otherwise.
