@@ -353,7 +353,11 @@ pub struct RunArgs {
     /// reads a block writes it back), split (the connection's reading and
     /// writing in two tasks, joined by a channel), spawn (a task per block, which
     /// returns it through a one-shot channel), pool (one queue to a pool
-    /// of worker tasks). The bytes on the wire are the same in each.
+    /// of worker tasks), timeout (a timer armed and cancelled around every
+    /// read), blocking (each block through the runtime's blocking pool),
+    /// select (a thread's connections driven by one future, no task each),
+    /// shared (each block counted under one async mutex). The bytes on the
+    /// wire are the same in each.
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Shape::Echo])]
     pub shapes: Vec<Shape>,
     #[command(flatten)]

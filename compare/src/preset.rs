@@ -5,6 +5,7 @@
 //! which runs its runtime at a part of its capacity, where a release
 //! changes what each request costs more than how many fit in a second.
 
+use clap::ValueEnum;
 use pingpong::protocol::Protocol;
 use pingpong::server::Shape;
 
@@ -84,7 +85,9 @@ impl Preset {
             },
             // A service's: ten connections to a server of one thread and
             // of two, in the echo and in each shape that hands blocks off
-            // (a proxy's connection, a handler per request, a worker pool),
+            // (a proxy's connection, a handler per request, a worker pool)
+            // or calls a runtime service (a read timeout, the blocking
+            // pool, one future for all connections, a shared lock),
             // each in the closed loop (its capacity) and in the open loop
             // at a tenth and at three tenths of the first implementation's
             // capacity, where workers park and wake between requests. One
@@ -105,7 +108,7 @@ impl Preset {
                     window: 1,
                 }],
                 client_threads: vec![1],
-                shapes: vec![Shape::Echo, Shape::Split, Shape::Spawn, Shape::Pool],
+                shapes: Shape::value_variants().to_vec(),
                 rates: vec![Rate::Share(10), Rate::Share(30)],
                 seconds: 0.5,
                 warmup: 0.2,

@@ -132,7 +132,7 @@ pub fn serve<P: Parker, S: Socket>(
             Err(_) => return,
         },
     };
-    block_on::<P, _>(server::echo(stream, shape));
+    block_on::<P, _>(server::echo(stream, shape, server::Inline));
 }
 
 impl<S: Socket> crate::Reads for Blocking<S> {

@@ -51,7 +51,11 @@ pub struct ServerArgs {
     pub work: u64,
     /// What a connection does with each block it reads: writes it back
     /// (echo), hands it to the connection's writing task (split), spawns a
-    /// task that does (spawn), or queues it for a pool of worker tasks (pool).
+    /// task that does (spawn), queues it for a pool of worker tasks (pool),
+    /// waits on a timer around each read (timeout), hands it to the
+    /// blocking pool (blocking), is driven with the thread's other
+    /// connections in one future (select), or counts it under a shared
+    /// async mutex (shared).
     #[arg(long, value_enum, default_value_t = Shape::Echo)]
     pub shape: Shape,
     /// Serve until killed (SIGTERM), not until stdin closes: for a server

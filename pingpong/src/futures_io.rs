@@ -2,9 +2,7 @@
 //! traits (async-std, smol, glommio), plain and inside TLS (futures-rustls),
 //! and split in two ([`Half`]).
 
-use std::future::Future;
 use std::io;
-use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 use std::sync::Arc;
 
@@ -47,20 +45,6 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Tls<T> {
         let stream = TlsAcceptor::from(tls).accept(tcp.0).await?;
         Ok(Self(stream.into()))
     }
-}
-
-/// Connects with `connect`, then completes the TLS handshake: the connect
-/// function of a TLS client, for [`crate::client::connection`].
-pub async fn connect_tls<T, F>(
-    tls: Arc<Connector>,
-    addr: SocketAddr,
-    connect: impl FnOnce(SocketAddr) -> F,
-) -> io::Result<Tls<T>>
-where
-    T: AsyncRead + AsyncWrite + Unpin,
-    F: Future<Output = io::Result<Compat<T>>>,
-{
-    Tls::connect(&tls, connect(addr).await?).await
 }
 
 /// Reads into initialized memory, as these traits do: the buffer is zeroed

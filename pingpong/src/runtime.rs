@@ -1,6 +1,7 @@
-//! What a runtime implements so that the shared protocol runs on it: how it
-//! serves and how it runs a client. (The IO of one connection is
-//! [`crate::stream::Stream`].)
+//! What a runtime binary runs: how it serves and how it runs a client.
+//! An async runtime gets it from its declaration
+//! ([`crate::async_runtime::AsyncRuntime`]); the baselines without an
+//! executor (an event loop, threads, coroutines) implement it themselves.
 
 use std::io;
 use std::sync::Arc;
@@ -11,34 +12,41 @@ use crate::knobs::Knob;
 use crate::server::{DatagramServer, Server};
 use crate::unavailable::Unavailable;
 
-/// How a runtime's server threads take connections.
+/// How a runtime spreads its work over its threads, and so how its
+/// server's threads take connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ListenerModel {
-    /// One listener; the runtime spreads its connections over its threads
-    /// ("1 context / N threads").
+pub enum Topology {
+    /// One executor (or loop) over every thread, one listener: the runtime
+    /// spreads its connections over its threads ("1 context / N threads").
     Shared,
-    /// One SO_REUSEPORT listener per thread, each served by that thread alone
-    /// ("N contexts / N threads").
+    /// One executor per thread, each with its own SO_REUSEPORT listener,
+    /// served by that thread alone ("N contexts / N threads").
     PerThread,
 }
 
 /// A runtime: how it serves and how it runs a client, on `threads` threads.
 ///
-/// Async runtimes implement both by spawning the shared loops
-/// ([`crate::server::echo`], [`crate::client::connection`]) on their
-/// executors; event-loop baselines drive [`crate::client::Session`] and
-/// [`crate::server::before_echo`] themselves.
+/// Async runtimes have it from [`crate::async_runtime::Async`]; event-loop
+/// baselines drive [`crate::client::Session`] and
+/// [`crate::server::before_echo`] themselves, and blocking ones the shared
+/// loops through [`crate::blocking`].
 pub trait Runtime {
-    const LISTENERS: ListenerModel;
+    const TOPOLOGY: Topology;
 
     /// The builder settings a run may turn ([`crate::knobs`]); the binary
     /// refuses any other.
     const KNOBS: &'static [Knob] = &[];
 
-    /// Why the server cannot hand a block to another task, if it cannot: a
-    /// blocking baseline or an event loop has no tasks to spawn, so it
+    /// Why the server has no tasks, if it has none: a blocking baseline or
+    /// an event loop has no tasks to spawn and no runtime services, so it
     /// serves the echo shape alone ([`crate::server::Shape`]).
     const NO_TASKS: Option<&'static str> = None;
+
+    /// Why the server cannot serve `shape` at `threads` threads, if it
+    /// cannot for want of a service its runtime lacks.
+    fn lacks(_shape: crate::server::Shape, _threads: usize) -> Option<io::Error> {
+        None
+    }
 
     /// Serves the server's listeners until the process exits.
     fn serve(server: Server) -> io::Result<()>;

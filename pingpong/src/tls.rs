@@ -12,13 +12,15 @@ use std::sync::{Arc, Mutex};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+/// The server's side of every handshake, as the runtimes' TLS takes it.
+pub use rustls::ServerConfig;
 use rustls::client::{ClientSessionStore, Resumption};
 use rustls::crypto::CryptoProvider;
 use rustls::crypto::ring::{self as provider, cipher_suite, kx_group};
 use rustls::pki_types::{CertificateDer, PrivatePkcs8KeyDer, ServerName};
 use rustls::server::NoServerSessionStorage;
 use rustls::version::TLS13;
-use rustls::{ClientConfig, NamedGroup, RootCertStore, ServerConfig};
+use rustls::{ClientConfig, NamedGroup, RootCertStore};
 
 use crate::fault::{self, Fault};
 use crate::wire;

@@ -42,19 +42,43 @@ impl Unavailable {
         })
     }
 
-    /// A runtime without tasks asked for a server shape that hands blocks
-    /// to other tasks: `why` says what it has instead.
+    /// A runtime without tasks or services (a baseline) asked for a server
+    /// shape other than the echo: `why` says what it has instead.
     pub fn no_tasks(shape: crate::server::Shape, why: &'static str) -> io::Error {
+        let short = match shape.hands_off() {
+            true => "no tasks to hand blocks to",
+            false => "no runtime services",
+        };
         io::Error::other(Unavailable {
-            short: "no tasks to hand blocks to",
+            short,
             source: io::Error::new(
                 io::ErrorKind::Unsupported,
-                format!(
-                    "the {} shape hands each block to another task; {why}",
-                    shape.name()
-                ),
+                format!("the {} shape {}; {why}", shape.name(), shape.calls()),
             ),
             advice: "run it in the echo shape",
+        })
+    }
+
+    /// A runtime that lacks a service a shape calls: `short` names it,
+    /// `why` says why.
+    pub fn no_service(
+        shape: crate::server::Shape,
+        short: &'static str,
+        why: &'static str,
+    ) -> io::Error {
+        Self::missing(
+            short,
+            &format!("the {} shape needs it; {why}", shape.name()),
+        )
+    }
+
+    /// A service the runtime's glue does not give: `short` names it, `why`
+    /// says why.
+    pub fn missing(short: &'static str, why: &str) -> io::Error {
+        io::Error::other(Unavailable {
+            short,
+            source: io::Error::new(io::ErrorKind::Unsupported, why.to_owned()),
+            advice: "run the shapes and protocols it has",
         })
     }
 

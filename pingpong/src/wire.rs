@@ -210,6 +210,21 @@ pub struct Served {
     pub handoffs: u64,
     /// Tasks the shape spawned: handlers, workers, connections' writers.
     pub spawned: u64,
+    /// Timers armed around a read (the timeout shape), and those that
+    /// fired: a connection ended for each.
+    #[serde(default)]
+    pub timers: u64,
+    #[serde(default)]
+    pub timeouts: u64,
+    /// Blocks handed to the blocking pool.
+    #[serde(default)]
+    pub unblocked: u64,
+    /// Blocks counted under the shared lock.
+    #[serde(default)]
+    pub locked: u64,
+    /// Futures that each drove a thread's connections (the select shape).
+    #[serde(default)]
+    pub selects: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

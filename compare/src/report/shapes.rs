@@ -1,6 +1,8 @@
-//! The shape tables of a `--shapes` run: what each shape's hand-offs cost
-//! each implementation, as its throughput over its own echo's from the
-//! same interleaved run.
+//! The shape tables of a `--shapes` run: what each shape's hand-offs or
+//! runtime services cost each implementation, as its throughput over its
+//! own echo's from the same interleaved run.
+
+use pingpong::server::Shape;
 
 use super::grid::{Grid, View, ratios};
 use crate::results::Results;
@@ -8,8 +10,8 @@ use crate::results::Results;
 /// What the shape tables' figures mean.
 pub const LEGEND: &str = "Shape tables: SHAPE/echo = median MiB/s in the shape over the same \
     implementation's median in the echo shape at the same load, from the same interleaved run, \
-    [95% bootstrap interval]: below 1, what the shape's hand-offs cost that runtime; \"no tasks \
-    to hand blocks to\": a runtime without tasks, which serves the echo alone";
+    [95% bootstrap interval]: below 1, what the shape's hand-offs or services cost that runtime; \
+    where a runtime lacks what the shape needs (tasks, a blocking pool), its cell says so";
 
 /// The channel the hand-offs went through, for the notes.
 pub fn channel(results: &Results) -> Option<String> {
@@ -24,12 +26,12 @@ pub fn channel(results: &Results) -> Option<String> {
     ))
 }
 
-/// A table per workload in a shape that hands blocks off, beside its echo.
+/// A table per workload in a shape other than the echo, beside its echo.
 pub fn tables(results: &Results) -> Vec<Grid> {
     let views = View::all(results);
     views
         .iter()
-        .filter(|v| v.workload.shape.hands_off())
+        .filter(|v| v.workload.shape != Shape::Echo)
         .filter_map(|shaped| {
             let echo = views
                 .iter()
@@ -47,8 +49,6 @@ pub fn tables(results: &Results) -> Vec<Grid> {
 
 #[cfg(test)]
 mod tests {
-    use pingpong::server::Shape;
-
     use super::*;
     use crate::report::tests::fixture;
     use crate::results::Status;

@@ -743,8 +743,8 @@ impl From<pingpong::wire::Datagrams> for Datagrams {
     }
 }
 
-/// What a server's connections did with their blocks: the shape's hand-offs
-/// and tasks, to check against its definition.
+/// What a server's connections did with their blocks: the shape's hand-offs,
+/// tasks and runtime services, to check against its definition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Served {
     /// Reads that returned bytes, each echoed.
@@ -753,6 +753,21 @@ pub struct Served {
     pub handoffs: u64,
     /// Tasks the shape spawned: handlers, workers, connections' writers.
     pub spawned: u64,
+    /// Timers armed around a read (the timeout shape).
+    #[serde(default)]
+    pub timers: u64,
+    /// Timers that fired before their read: a connection ended for each.
+    #[serde(default)]
+    pub timeouts: u64,
+    /// Blocks handed to the runtime's blocking pool.
+    #[serde(default)]
+    pub unblocked: u64,
+    /// Blocks counted under the shared shape's lock.
+    #[serde(default)]
+    pub locked: u64,
+    /// Futures that each drove a thread's connections (the select shape).
+    #[serde(default)]
+    pub selects: u64,
 }
 
 impl From<pingpong::wire::Served> for Served {
@@ -761,6 +776,11 @@ impl From<pingpong::wire::Served> for Served {
             reads: s.reads,
             handoffs: s.handoffs,
             spawned: s.spawned,
+            timers: s.timers,
+            timeouts: s.timeouts,
+            unblocked: s.unblocked,
+            locked: s.locked,
+            selects: s.selects,
         }
     }
 }

@@ -2,7 +2,7 @@
 //! implementation's server exchanges verified bytes, over plain TCP and
 //! inside TLS.
 
-use compare::results::{Cell, Status};
+use compare::results::{Cell, Served, Status};
 use pingpong::server::{Shape, WORKERS_PER_THREAD};
 
 use crate::common::{assert_cell_consistent, compare, load, out_dir, run_ok};
@@ -77,20 +77,45 @@ fn every_client_with_more_threads_than_connections() {
     }
 }
 
-/// The servers with no tasks to hand a block to: they serve the echo alone.
+/// The servers with no tasks and no runtime services: they serve the
+/// echo alone.
 const NO_TASKS: [&str; 3] = ["mio", "std-threads", "may"];
+
+/// What a server lacks for a shape, in the words of its cells.
+fn lacks(name: &str, shape: Shape) -> Option<&'static str> {
+    match (name, shape) {
+        (_, Shape::Split | Shape::Spawn | Shape::Pool) if NO_TASKS.contains(&name) => {
+            Some("no tasks to hand blocks to")
+        }
+        _ if NO_TASKS.contains(&name) => Some("no runtime services"),
+        ("kimojio", Shape::Blocking) => Some("no blocking pool"),
+        // Its wakers are bound to their thread, and the test runs two.
+        ("kimojio", Shape::Shared) => Some("no lock across threads"),
+        _ => None,
+    }
+}
 
 #[test]
 fn every_server_in_every_shape_against_one_client() {
     // The full matrix of clients is the echo's (above); the shapes change
     // only the server's inside, so one client tells whether the bytes come
-    // back verified through every server's hand-offs.
-    let mut args = vec!["--client", "mio", "--shapes", "split,spawn,pool"];
+    // back verified through every server's hand-offs and services.
+    let shapes = [
+        Shape::Split,
+        Shape::Spawn,
+        Shape::Pool,
+        Shape::Timeout,
+        Shape::Blocking,
+        Shape::Select,
+        Shape::Shared,
+    ];
+    let names: Vec<&str> = shapes.iter().map(|s| s.name()).collect();
+    let names = names.join(",");
+    let mut args = vec!["--client", "mio", "--shapes", &names];
     args.extend(["--connections", "3", "--threads", "2"]);
     args.extend(["--tls", "--no-handshakes"]);
     args.extend(WINDOW);
     let results = run_ok("interop-shapes", &args);
-    let shapes = [Shape::Split, Shape::Spawn, Shape::Pool];
     assert_eq!(results.config.shapes, shapes);
     // The hand-offs' channel, as this workspace locked it.
     let channel = results.suite.channel.as_deref().unwrap_or_default();
@@ -102,13 +127,10 @@ fn every_server_in_every_shape_against_one_client() {
     for cell in &results.cells {
         let name = cell.implementation.as_str();
         assert_ne!(cell.shape, Shape::Echo, "{name}");
-        if NO_TASKS.contains(&name) {
+        if let Some(lack) = lacks(name, cell.shape) {
             let error = cell.error.as_deref().unwrap_or_default();
             assert_eq!(cell.status, Status::Unavailable, "{name}: {error}");
-            assert_eq!(
-                cell.unavailable.as_deref(),
-                Some("no tasks to hand blocks to")
-            );
+            assert_eq!(cell.unavailable.as_deref(), Some(lack), "{name}: {error}");
             let shape = format!("the {} shape", cell.shape.name());
             assert!(error.contains(&shape), "{name}: {error}");
         } else {
@@ -121,29 +143,78 @@ fn every_server_in_every_shape_against_one_client() {
 }
 
 /// What the server said its connections did is what its shape defines: a
-/// hand-off for every read but in the echo, and the tasks spawned for them.
+/// hand-off for every read in the shapes that hand blocks to other tasks,
+/// and the tasks spawned for them; a timer armed around every read; every
+/// block through the blocking pool, or under the lock; a future per
+/// thread driving its connections.
 fn assert_served_as_shaped(cell: &Cell) {
     let name = &cell.implementation;
     for run in &cell.runs {
         let served = run
             .served
             .unwrap_or_else(|| panic!("{name}: no word of what it served"));
-        assert!(served.reads > 0, "{name}: {served:?}");
-        let (handoffs, spawned) = match cell.shape {
-            Shape::Echo => (0, 0),
+        let reads = served.reads;
+        assert!(reads > 0, "{name}: {served:?}");
+        let connections = cell.connections as u64;
+        let expected = match cell.shape {
+            Shape::Echo => Served { reads, ..NOTHING },
             // One writer for each connection.
-            Shape::Split => (served.reads, cell.connections as u64),
+            Shape::Split => Served {
+                reads,
+                handoffs: reads,
+                spawned: connections,
+                ..NOTHING
+            },
             // A handler for each read.
-            Shape::Spawn => (served.reads, served.reads),
+            Shape::Spawn => Served {
+                reads,
+                handoffs: reads,
+                spawned: reads,
+                ..NOTHING
+            },
             // The workers, once.
-            Shape::Pool => (served.reads, (WORKERS_PER_THREAD * cell.threads) as u64),
+            Shape::Pool => Served {
+                reads,
+                handoffs: reads,
+                spawned: (WORKERS_PER_THREAD * cell.threads) as u64,
+                ..NOTHING
+            },
+            // One more for the read that finds the end of each stream, and
+            // none fired.
+            Shape::Timeout => Served {
+                reads,
+                timers: reads + connections,
+                ..NOTHING
+            },
+            Shape::Blocking => Served {
+                reads,
+                unblocked: reads,
+                ..NOTHING
+            },
+            Shape::Shared => Served {
+                reads,
+                locked: reads,
+                ..NOTHING
+            },
+            // No task per connection: a future for each thread.
+            Shape::Select => Served {
+                reads,
+                selects: cell.threads as u64,
+                ..NOTHING
+            },
         };
-        assert_eq!(
-            (served.handoffs, served.spawned),
-            (handoffs, spawned),
-            "{name} {:?} {:?}: {served:?}",
-            cell.shape,
-            cell.tls
-        );
+        assert_eq!(served, expected, "{name} {:?} {:?}", cell.shape, cell.tls);
     }
 }
+
+/// A server that did nothing but read.
+const NOTHING: Served = Served {
+    reads: 0,
+    handoffs: 0,
+    spawned: 0,
+    timers: 0,
+    timeouts: 0,
+    unblocked: 0,
+    locked: 0,
+    selects: 0,
+};

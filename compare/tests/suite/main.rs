@@ -18,6 +18,7 @@ mod netns;
 mod open_loop;
 mod report;
 mod run;
+mod shapes;
 mod site;
 mod tls;
 mod two_hosts;

@@ -12,4 +12,4 @@ pub use datagram::{DatagramSession, Reply, datagram_connection};
 pub use session::{Next, Session, SessionError};
 pub(crate) use state::Shares;
 pub use state::{Arrival, Arrivals, Client, ClientConfig, Phase};
-pub use tasks::{Joined, all_connections, connection};
+pub use tasks::connection;

@@ -1,5 +1,6 @@
-//! The client's connections on an async runtime: each one a task that
-//! connects, waits for the start, and pingpongs; the runtime spawns them.
+//! A client connection as a future: it connects, waits for the start, and
+//! pingpongs (an async runtime spawns one for each; a blocking baseline
+//! runs it on a thread or coroutine of its own).
 
 use std::future::Future;
 use std::io;
@@ -9,44 +10,6 @@ use std::sync::Arc;
 use super::session::{Next, Session, SessionError};
 use super::state::Client;
 use crate::stream::Stream;
-
-/// What a runtime's task handle yields: nothing, or whether the task ran to
-/// its end (an error means it panicked or was cancelled).
-pub trait Joined {
-    fn into_result(self) -> io::Result<()>;
-}
-
-impl Joined for () {
-    fn into_result(self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<E: std::fmt::Display> Joined for Result<(), E> {
-    fn into_result(self) -> io::Result<()> {
-        self.map_err(|e| io::Error::other(format!("a task did not finish: {e}")))
-    }
-}
-
-/// A handle to a task that returns an IO result (a server's socket).
-impl<E: std::fmt::Display> Joined for Result<io::Result<()>, E> {
-    fn into_result(self) -> io::Result<()> {
-        self.map_err(|e| io::Error::other(format!("a task did not finish: {e}")))?
-    }
-}
-
-/// Starts `count` client connections with `spawn` (which spawns one
-/// [`connection`] on the runtime and returns its handle) and waits for all.
-pub async fn all_connections<H>(count: usize, spawn: impl FnMut() -> H) -> io::Result<()>
-where
-    H: Future<Output: Joined>,
-{
-    let tasks: Vec<H> = std::iter::repeat_with(spawn).take(count).collect();
-    for task in tasks {
-        task.await.into_result()?;
-    }
-    Ok(())
-}
 
 /// One client connection: `connect` to the client's server, wait for the
 /// start (every connection up, unless arrival is immediate), write the

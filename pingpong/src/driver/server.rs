@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::fault::{self, Fault};
 use crate::knobs::Settings;
 use crate::protocol::Protocol;
-use crate::runtime::{ListenerModel, Runtime};
+use crate::runtime::{Runtime, Topology};
 use crate::server::{
     DatagramServer, Echo, Event, Ready, Server, Shape, backlog_in_force, bind, bind_datagrams,
     served,
@@ -78,11 +78,14 @@ impl ServerError {
 /// served, and serves until stdin closes (or, `until_killed`, until killed);
 /// then prints what its connections did.
 pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
-    if let (true, Some(why)) = (config.shape.hands_off(), R::NO_TASKS) {
+    if let (true, Some(why)) = (config.shape != Shape::Echo, R::NO_TASKS) {
         return Err(ServerError::Runtime(Unavailable::no_tasks(
             config.shape,
             why,
         )));
+    }
+    if let Some(lack) = R::lacks(config.shape, config.threads) {
+        return Err(ServerError::Runtime(lack));
     }
     limits::raise_nofile(0)?;
     let slow = match fault::get() {
@@ -98,9 +101,9 @@ pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
     };
     let (serve, addr, count, tls): (Serve, _, _, _) = match config.protocol {
         Protocol::Tcp | Protocol::Http | Protocol::WebSocket => {
-            let count = match R::LISTENERS {
-                ListenerModel::Shared => 1,
-                ListenerModel::PerThread => config.threads,
+            let count = match R::TOPOLOGY {
+                Topology::Shared => 1,
+                Topology::PerThread => config.threads,
             };
             let listeners = bind(config.bind, count).map_err(bind_error)?;
             let addr = listeners[0].local_addr().map_err(ServerError::Runtime)?;
@@ -113,7 +116,6 @@ pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
                     block: config.block,
                     buffer: config.block * config.window,
                     shape: config.shape,
-                    handoff: None,
                 },
                 tls: tls.as_ref().map(|t| t.config.clone()),
                 knobs: config.knobs,

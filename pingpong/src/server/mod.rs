@@ -1,15 +1,14 @@
 //! The server side: what a runtime is handed to serve, the echo and
-//! accept loops of async runtimes, and the shapes that hand blocks to
-//! other tasks.
+//! accept loops, and the shapes that hand blocks to other tasks.
 
 mod bytes;
 mod datagram;
 mod setup;
 mod shape;
-mod split;
-mod tally;
+mod step;
+pub(crate) mod tally;
 mod tasks;
-#[cfg(feature = "web")]
+#[cfg(feature = "executors")]
 mod web;
 
 pub use bytes::before_echo;
@@ -18,9 +17,9 @@ pub use datagram::{
 };
 pub use setup::{Echo, Ready, Server, bind};
 pub(crate) use setup::{Event, backlog_in_force};
-pub use shape::{CHANNEL, Shape, Task, WORKERS_PER_THREAD};
-pub use split::Writer;
+pub use shape::{CHANNEL, READ_TIMEOUT, Shape, WORKERS_PER_THREAD};
+pub use step::{Inline, Step};
 pub(crate) use tally::served;
-pub use tasks::{accept_loop, echo, serve};
-#[cfg(feature = "web")]
+pub use tasks::{accept_loop, echo};
+#[cfg(feature = "executors")]
 pub use web::Web;

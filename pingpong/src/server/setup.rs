@@ -9,7 +9,7 @@ use std::thread;
 
 use socket2::{Protocol, Socket, Type};
 
-use super::shape::{Handoff, Shape, Task};
+use super::shape::Shape;
 
 /// Asked of listen(2); the kernel caps it at net.core.somaxconn.
 const BACKLOG: i32 = 65_535;
@@ -17,31 +17,12 @@ const BACKLOG: i32 = 65_535;
 /// How a server connection echoes: the block, the unit of the work per
 /// block, and the buffer it reads into, which holds every byte a client
 /// can have in flight (`window` blocks): pipelined blocks are read, and
-/// echoed, together. In a shape that hands blocks to other tasks, also
-/// how the runtime spawns them ([`Echo::spawning`]).
-#[derive(Clone)]
+/// echoed, together. And the shape it echoes in.
+#[derive(Debug, Clone)]
 pub struct Echo {
     pub block: usize,
     pub buffer: usize,
     pub shape: Shape,
-    pub(crate) handoff: Option<Handoff>,
-}
-
-impl Echo {
-    /// This echo on the executor that `spawn` spawns on, which runs on
-    /// `threads` threads: called inside the runtime, once per executor
-    /// (once per thread for a thread-per-core runtime, so that its
-    /// hand-offs stay on their thread). Starts the pool's workers.
-    pub fn spawning(&self, threads: usize, spawn: impl Fn(Task) + Send + Sync + 'static) -> Self {
-        let handoff = self
-            .shape
-            .spawns()
-            .then(|| Handoff::start(self.shape, threads, Arc::new(spawn)));
-        Self {
-            handoff,
-            ..self.clone()
-        }
-    }
 }
 
 /// What a runtime serves: bound, non-blocking listeners (one, or one per

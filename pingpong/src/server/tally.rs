@@ -1,5 +1,6 @@
 //! What a server's connections did with their blocks over its life: reads,
-//! hand-offs to other tasks, tasks spawned for them. Printed when the server
+//! hand-offs to other tasks, tasks spawned for them, and the runtime
+//! services the shapes call (timers, the blocking pool, the lock). Printed when the server
 //! stops ([`crate::wire::Served`]), so that a shape's definition can be
 //! checked against what it did.
 //!
@@ -17,6 +18,11 @@ struct Tally {
     reads: AtomicU64,
     handoffs: AtomicU64,
     spawned: AtomicU64,
+    timers: AtomicU64,
+    timeouts: AtomicU64,
+    unblocked: AtomicU64,
+    locked: AtomicU64,
+    selects: AtomicU64,
 }
 
 /// Every thread's tally, those of threads that have ended too.
@@ -42,14 +48,48 @@ pub(crate) fn read() {
     bump(|t| &t.reads);
 }
 
+// What the shapes count, which only async runtimes serve.
+
 /// A read's bytes went to another task.
+#[cfg(feature = "executors")]
 pub(crate) fn handed_off() {
     bump(|t| &t.handoffs);
 }
 
 /// The shape spawned a task: a handler, a worker, a connection's writer.
+#[cfg(feature = "executors")]
 pub(crate) fn spawned() {
     bump(|t| &t.spawned);
+}
+
+/// A read waits on a timer (armed here, cancelled when the read comes first).
+#[cfg(feature = "executors")]
+pub(crate) fn timer() {
+    bump(|t| &t.timers);
+}
+
+/// A read's timer fired first: the connection ends.
+#[cfg(feature = "executors")]
+pub(crate) fn timed_out() {
+    bump(|t| &t.timeouts);
+}
+
+/// A block went to the blocking pool.
+#[cfg(feature = "executors")]
+pub(crate) fn unblocked() {
+    bump(|t| &t.unblocked);
+}
+
+/// A block took the shared lock.
+#[cfg(feature = "executors")]
+pub(crate) fn locked() {
+    bump(|t| &t.locked);
+}
+
+/// A future began to drive a thread's connections (the select shape).
+#[cfg(feature = "executors")]
+pub(crate) fn selecting() {
+    bump(|t| &t.selects);
 }
 
 /// The sums over every thread so far.
@@ -62,5 +102,10 @@ pub(crate) fn served() -> Served {
         reads: sum(|t| &t.reads),
         handoffs: sum(|t| &t.handoffs),
         spawned: sum(|t| &t.spawned),
+        timers: sum(|t| &t.timers),
+        timeouts: sum(|t| &t.timeouts),
+        unblocked: sum(|t| &t.unblocked),
+        locked: sum(|t| &t.locked),
+        selects: sum(|t| &t.selects),
     }
 }

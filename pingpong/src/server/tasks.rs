@@ -1,45 +1,30 @@
-//! The server's loops on an async runtime, written once for every runtime.
+//! The server's loops, written once: a connection's echo, and the accept
+//! loop that hands each connection on.
 
-use std::future::Future;
 use std::io;
-use std::sync::Arc;
 
-use super::bytes::before_echo;
 use super::setup::{Echo, Ready};
-use super::shape::Shape;
-use super::split::{Writer, split};
+use super::step::Step;
 use crate::fault;
-use crate::stream::{Either, Split, Stream};
+use crate::stream::Stream;
 
-/// Echoes every byte it reads, as soon as it reads it, until end of stream;
-/// in a shape that hands blocks off, after another task has had them.
+/// Echoes every byte it reads, as soon as it reads it, until end of
+/// stream; each block after `step` (its work, here or elsewhere).
 ///
 /// An error ends the connection quietly: the client sees it and reports it.
-pub async fn echo<S: Stream>(mut stream: S, how: Echo) {
-    let handoff = match (how.shape.spawns(), &how.handoff) {
-        (false, _) => None,
-        (true, Some(handoff)) => Some(handoff.connection()),
-        (true, None) => panic!(
-            "the {:?} shape needs the runtime's spawn: its glue must serve Echo::spawning",
-            how.shape
-        ),
-    };
+pub async fn echo<S: Stream>(mut stream: S, how: Echo, step: impl Step) {
     let mut buf = Vec::with_capacity(how.buffer);
     let mut echoed = 0;
     loop {
-        let (read, mut b) = stream.read(buf).await;
+        let (read, b) = stream.read(buf).await;
         let n = match read {
             Ok(0) => return stream.close().await,
             Err(_) => return,
             Ok(n) => n,
         };
-        match &handoff {
-            None => before_echo(&mut b[..n], echoed, how.block),
-            Some(handoff) => match handoff.round_trip(b, n, echoed, how.block).await {
-                Some(back) => b = back,
-                None => return,
-            },
-        }
+        let Some(b) = step.step(b, n, echoed, how.block).await else {
+            return;
+        };
         echoed += n as u64;
         let (written, b) = stream.write_all(b, n).await;
         buf = b;
@@ -66,42 +51,6 @@ async fn hang_up<S: Stream>(mut stream: S, mut buf: Vec<u8>) {
             return;
         }
         buf = b;
-    }
-}
-
-/// The task of one accepted connection: its echo, after the server's TLS
-/// handshake where the server has TLS, which `tls_accept` (the runtime's
-/// own way to wrap a socket, such as its rustls integration) performs. A
-/// failed handshake ends the connection quietly, as a failed read does.
-/// Spawned as the connection's own task, so that handshakes do not queue
-/// behind each other in the accept loop; plain or not, one future type.
-///
-/// In the split shape, this task reads and `spawn_writer` spawns the
-/// write side as a task of its own: the runtime's spawn, called where the
-/// stream's type is known, so that it proves the writer may run there.
-pub async fn serve<S, T, H>(
-    stream: S,
-    tls: Option<Arc<rustls::ServerConfig>>,
-    tls_accept: impl FnOnce(Arc<rustls::ServerConfig>, S) -> H,
-    how: Echo,
-    spawn_writer: impl FnOnce(Writer<Either<S::Write, T::Write>>),
-) where
-    S: Split,
-    T: Split,
-    H: Future<Output = io::Result<T>>,
-{
-    let stream = match tls {
-        None => Either::Plain(stream),
-        Some(tls) => match tls_accept(tls, stream).await {
-            Ok(stream) => Either::Tls(stream),
-            Err(_) => return,
-        },
-    };
-    match (how.shape, stream) {
-        (Shape::Split, stream) => split(stream, how, spawn_writer).await,
-        // Each kind of stream echoes on its own code, as in the echo shape.
-        (_, Either::Plain(stream)) => echo(stream, how).await,
-        (_, Either::Tls(stream)) => echo(stream, how).await,
     }
 }
 

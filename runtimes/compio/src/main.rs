@@ -4,6 +4,7 @@
 
 use std::io;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,16 +13,14 @@ use compio::driver::ProactorBuilder;
 use compio::io::compat::AsyncStream;
 use compio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use compio::net::{TcpListener, TcpStream, UdpSocket};
-use compio::runtime::{Runtime, RuntimeBuilder, spawn};
+use compio::runtime::{JoinHandle, RuntimeBuilder};
 use compio::tls::{TlsAcceptor, TlsConnector, TlsStream};
-use pingpong::client::{all_connections, connection, datagram_connection};
+use pingpong::Topology;
+use pingpong::async_runtime::{Async, AsyncLock, AsyncRuntime, Executor, Io, Task};
 use pingpong::futures_io::{ReadSide, WriteSide, halves};
-use pingpong::knobs::{self, Settings};
-use pingpong::server::{
-    DatagramServer, Web, Writer, accept_loop, answer, connected_datagrams, serve,
-};
-use pingpong::tls::{Connector, SERVER_NAME, handshake_failed};
-use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads};
+use pingpong::knobs::{self, Knob};
+use pingpong::tls::{Connector, SERVER_NAME, ServerConfig, handshake_failed};
+use pingpong::unavailable::Unavailable;
 
 struct PerThread;
 
@@ -29,66 +28,24 @@ struct PerThread;
 /// 10,000 connections without waiting for the ring (compio's default is 1,024).
 const RING_ENTRIES: u32 = 16_384;
 
-fn runtime(knobs: &Settings) -> io::Result<Runtime> {
-    let entries = knobs.get("capacity").map_or(RING_ENTRIES, |n| n as u32);
-    RuntimeBuilder::new()
-        .with_proactor(ProactorBuilder::new().capacity(entries).to_owned())
-        .build()
-        .map_err(Unavailable::io_uring)
-}
-
 /// A compio stream: a TCP socket, or TLS over one (compio's own TLS
 /// crate), which says goodbye before it is dropped (close_notify).
-struct Io<S> {
+struct Connection<S> {
     stream: S,
     tls: bool,
 }
 
-type Tcp = Io<TcpStream>;
-type Tls = Io<TlsStream<TcpStream>>;
+type Tcp = Connection<TcpStream>;
+type Tls = Connection<TlsStream<TcpStream>>;
 
 impl Tcp {
-    /// The connection as the futures-io stream that the HTTP and WebSocket
-    /// servers take: compio-io's compat, which buffers over the ring's
-    /// owned-buffer IO (pinned: it borrows its own buffers).
-    fn futures_io(self) -> std::pin::Pin<Box<AsyncStream<TcpStream>>> {
-        Box::pin(AsyncStream::new(self.stream))
-    }
-
-    async fn connect(addr: SocketAddr) -> io::Result<Self> {
-        let stream = TcpStream::connect(addr).await?;
+    fn plain(stream: TcpStream) -> io::Result<Self> {
         stream.set_nodelay(true)?;
-        Ok(Self::plain(stream))
-    }
-
-    async fn accept(listener: &TcpListener) -> io::Result<Self> {
-        let (stream, _) = listener.accept().await?;
-        stream.set_nodelay(true)?;
-        Ok(Self::plain(stream))
-    }
-
-    fn plain(stream: TcpStream) -> Self {
-        Self { stream, tls: false }
+        Ok(Self { stream, tls: false })
     }
 }
 
-impl Tls {
-    async fn connect(tls: Arc<Connector>, addr: SocketAddr) -> io::Result<Self> {
-        let tcp = Tcp::connect(addr).await?.stream;
-        let stream = TlsConnector::from(tls.config.clone())
-            .connect(SERVER_NAME, tcp)
-            .await
-            .map_err(handshake_failed)?;
-        Ok(Self { stream, tls: true })
-    }
-
-    async fn accept(tls: Arc<rustls::ServerConfig>, tcp: Tcp) -> io::Result<Self> {
-        let stream = TlsAcceptor::from(tls).accept(tcp.stream).await?;
-        Ok(Self { stream, tls: true })
-    }
-}
-
-impl<S: AsyncRead> pingpong::Reads for Io<S> {
+impl<S: AsyncRead> pingpong::Reads for Connection<S> {
     async fn read(&mut self, mut buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
         // compio reads into the spare capacity, after what the Vec holds.
         buf.clear();
@@ -96,7 +53,7 @@ impl<S: AsyncRead> pingpong::Reads for Io<S> {
     }
 }
 
-impl<S: AsyncWrite> pingpong::Writes for Io<S> {
+impl<S: AsyncWrite> pingpong::Writes for Connection<S> {
     async fn write_all(&mut self, buf: Vec<u8>, len: usize) -> (io::Result<()>, Vec<u8>) {
         let (written, slice) = self.stream.write_all(buf.slice(..len)).await.into();
         // TLS may hold records it could not send yet: flush sends them.
@@ -126,7 +83,8 @@ impl pingpong::Split for Tcp {
 
     fn split(self) -> (Self, Self) {
         let (read, write) = self.stream.into_split();
-        (Io::plain(read), Io::plain(write))
+        let side = |stream| Connection { stream, tls: false };
+        (side(read), side(write))
     }
 }
 
@@ -146,12 +104,6 @@ impl pingpong::Split for Tls {
 /// A compio UDP socket. A receive dropped on a timeout is cancelled in
 /// the ring, so that it takes no later datagram.
 struct Udp(UdpSocket);
-
-impl Udp {
-    async fn open(server: SocketAddr) -> io::Result<Self> {
-        UdpSocket::from_std(connected_datagrams(server)?).map(Self)
-    }
-}
 
 impl pingpong::Datagrams for Udp {
     async fn send(&mut self, buf: Vec<u8>, len: usize) -> (io::Result<()>, Vec<u8>) {
@@ -181,86 +133,102 @@ impl pingpong::Datagrams for Udp {
     }
 }
 
-async fn sleep(timeout: Duration) {
-    compio::time::sleep(timeout).await;
+impl AsyncRuntime for PerThread {
+    const TOPOLOGY: Topology = Topology::PerThread;
+    const KNOBS: &'static [Knob] = knobs::COMPIO;
+
+    type Handle = ();
+    type Join = JoinHandle<io::Result<()>>;
+
+    fn block_on<T, F>(executor: &Executor, main: impl FnOnce(()) -> F) -> io::Result<T>
+    where
+        F: Future<Output = io::Result<T>> + 'static,
+    {
+        let entries = executor
+            .knobs
+            .get("capacity")
+            .map_or(RING_ENTRIES, |n| n as u32);
+        RuntimeBuilder::new()
+            .with_proactor(ProactorBuilder::new().capacity(entries).to_owned())
+            .build()
+            .map_err(Unavailable::io_uring)?
+            .block_on(main(()))
+    }
+
+    fn spawn(_: &(), task: Task<Self>) -> Self::Join {
+        compio::runtime::spawn(task.run())
+    }
+
+    fn detach(join: Self::Join) {
+        join.detach();
+    }
+
+    type Io = Self;
+
+    async fn sleep(duration: Duration) {
+        compio::time::sleep(duration).await;
+    }
+
+    async fn unblock<T: Send + 'static>(
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> io::Result<T> {
+        compio::runtime::spawn_blocking(work)
+            .await
+            .map_err(|e| io::Error::other(format!("the blocking pool: {e}")))
+    }
+
+    /// compio has no async mutex.
+    type Mutex = AsyncLock;
 }
 
-impl pingpong::Runtime for PerThread {
-    const LISTENERS: ListenerModel = ListenerModel::PerThread;
-    const KNOBS: &'static [knobs::Knob] = knobs::COMPIO;
+impl Io for PerThread {
+    type Listener = TcpListener;
 
-    fn serve(server: Server) -> io::Result<()> {
-        let ready = &server.ready;
-        on_threads("server", server.listeners, |listener| {
-            runtime(&server.knobs)?.block_on(async {
-                let listener = TcpListener::from_std(listener)?;
-                let echo = server.echo.spawning(1, |task| spawn(task).detach());
-                accept_loop(
-                    ready,
-                    async || Tcp::accept(&listener).await,
-                    |stream| {
-                        let tls = server.tls.clone();
-                        let spawn_writer = |writer: Writer<_>| spawn(writer.run()).detach();
-                        spawn(serve(stream, tls, Tls::accept, echo.clone(), spawn_writer)).detach();
-                    },
-                )
-                .await
-            })
-        })
+    fn listener(listener: std::net::TcpListener) -> io::Result<TcpListener> {
+        TcpListener::from_std(listener)
     }
 
-    fn serve_web(server: Server) -> io::Result<()> {
-        let web = Web::of(&server);
-        on_threads("server", server.listeners, |listener| {
-            runtime(&server.knobs)?.block_on(async {
-                let listener = TcpListener::from_std(listener)?;
-                accept_loop(
-                    &server.ready,
-                    async || Tcp::accept(&listener).await,
-                    |stream| spawn(web.clone().serve(stream.futures_io())).detach(),
-                )
-                .await
-            })
-        })
+    type Tcp = Tcp;
+
+    async fn accept(listener: &TcpListener) -> io::Result<Tcp> {
+        Tcp::plain(listener.accept().await?.0)
     }
 
-    fn client(client: &Arc<Client>) -> io::Result<()> {
-        on_threads("client", (0..client.config.threads).collect(), |thread| {
-            runtime(&client.config.knobs)?.block_on(async {
-                all_connections(client.connections_of(thread), || match &client.config.tls {
-                    None => spawn(connection(client.clone(), Tcp::connect)),
-                    Some(tls) => {
-                        let tls = tls.clone();
-                        spawn(connection(client.clone(), move |addr| {
-                            Tls::connect(tls.clone(), addr)
-                        }))
-                    }
-                })
-                .await
-            })
-        })
+    async fn connect(addr: SocketAddr) -> io::Result<Tcp> {
+        Tcp::plain(TcpStream::connect(addr).await?)
     }
 
-    fn serve_udp(server: DatagramServer) -> io::Result<()> {
-        on_threads("server", server.sockets, |socket| {
-            runtime(&server.knobs)?.block_on(async {
-                answer(server.ready.clone(), Udp(UdpSocket::from_std(socket)?)).await
-            })
-        })
+    type TlsServer = Tls;
+    type TlsClient = Tls;
+
+    async fn tls_accept(config: Arc<ServerConfig>, tcp: Tcp) -> io::Result<Tls> {
+        let stream = TlsAcceptor::from(config).accept(tcp.stream).await?;
+        Ok(Connection { stream, tls: true })
     }
 
-    fn client_udp(client: &Arc<Client>) -> io::Result<()> {
-        on_threads("client", (0..client.config.threads).collect(), |thread| {
-            runtime(&client.config.knobs)?.block_on(async {
-                all_connections(client.connections_of(thread), || {
-                    spawn(datagram_connection(client.clone(), Udp::open, sleep))
-                })
-                .await
-            })
-        })
+    async fn tls_connect(connector: Arc<Connector>, tcp: Tcp) -> io::Result<Tls> {
+        let stream = TlsConnector::from(connector.config.clone())
+            .connect(SERVER_NAME, tcp.stream)
+            .await
+            .map_err(handshake_failed)?;
+        Ok(Connection { stream, tls: true })
+    }
+
+    type Udp = Udp;
+
+    fn udp(socket: std::net::UdpSocket) -> io::Result<Udp> {
+        UdpSocket::from_std(socket).map(Udp)
+    }
+
+    /// compio-io's compat, which buffers over the ring's owned-buffer IO
+    /// (pinned: it borrows its own buffers).
+    type FuturesIo = Pin<Box<AsyncStream<TcpStream>>>;
+
+    fn futures_io(tcp: Tcp) -> io::Result<Self::FuturesIo> {
+        Ok(Box::pin(AsyncStream::new(tcp.stream)))
     }
 }
 
 fn main() -> std::process::ExitCode {
-    pingpong::cli::main::<PerThread>()
+    pingpong::cli::main::<Async<PerThread>>()
 }

@@ -16,7 +16,7 @@ use pingpong::client::{connection, datagram_connection};
 use pingpong::datagram::LOSS_TIMEOUT;
 use pingpong::knobs::{self, Settings};
 use pingpong::server::{DatagramServer, accept_loop, answer, connected_datagrams};
-use pingpong::{Client, ListenerModel, Server};
+use pingpong::{Client, Server, Topology};
 
 struct Coroutines;
 
@@ -135,7 +135,7 @@ fn joined<T>(handle: JoinHandle<T>, what: &str) -> io::Result<T> {
 }
 
 impl pingpong::Runtime for Coroutines {
-    const LISTENERS: ListenerModel = ListenerModel::Shared;
+    const TOPOLOGY: Topology = Topology::Shared;
     const NO_WEB: &'static str = "may's coroutines block on their IO, and poll no futures";
     const NO_TASKS: Option<&'static str> =
         Some("may serves each connection on a coroutine of its own, whose IO blocks it");

@@ -14,12 +14,12 @@ use std::io;
 use std::sync::Arc;
 
 use pingpong::server::DatagramServer;
-use pingpong::{Client, ListenerModel, Server, on_threads};
+use pingpong::{Client, Server, Topology, on_threads};
 
 struct EventLoop;
 
 impl pingpong::Runtime for EventLoop {
-    const LISTENERS: ListenerModel = ListenerModel::PerThread;
+    const TOPOLOGY: Topology = Topology::PerThread;
     const NO_WEB: &'static str = "mio is an event loop without an executor, and polls no futures";
     const NO_TASKS: Option<&'static str> =
         Some("mio's server is one event loop per thread, which has no tasks");

@@ -8,6 +8,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use monoio::blocking::DefaultThreadPool;
 use monoio::buf::IoBuf;
 use monoio::io::{
     AsyncReadRent, AsyncWriteRent, AsyncWriteRentExt, IntoPollIo, OwnedReadHalf, OwnedWriteHalf,
@@ -16,21 +17,24 @@ use monoio::io::{
 use monoio::net::tcp::stream_poll::TcpStreamPoll;
 use monoio::net::udp::UdpSocket;
 use monoio::net::{TcpListener, TcpStream};
+use monoio::task::JoinHandle;
 use monoio::time::TimeDriver;
 use monoio::{Buildable, IoUringDriver, LegacyDriver, RuntimeBuilder};
 use monoio_rustls::{ClientTlsStream, ServerTlsStream, TlsAcceptor, TlsConnector};
-use pingpong::client::{all_connections, connection, datagram_connection};
-use pingpong::knobs::{self, Settings};
-use pingpong::server::{
-    DatagramServer, Web, Writer, accept_loop, answer, connected_datagrams, serve,
-};
-use pingpong::tls::{Connector, handshake_failed};
+use pingpong::Topology;
+use pingpong::async_runtime::{AsyncLock, AsyncRuntime, Executor, Io, Task};
+use pingpong::knobs::{self, Knob};
+use pingpong::tls::{Connector, ServerConfig, handshake_failed};
 use pingpong::tokio_io::TokioIo;
-use pingpong::{Client, ListenerModel, Server, Unavailable, on_threads};
+use pingpong::unavailable::Unavailable;
 
 /// Submission queue entries: room for a read or write of every one of
 /// 10,000 connections without waiting for the ring (monoio's default is 1,024).
 const RING_ENTRIES: u32 = 16_384;
+
+/// Threads of each runtime's blocking pool, which monoio leaves to its
+/// users to size: as many as monoio's own tests attach.
+const BLOCKING_THREADS: usize = 4;
 
 /// A monoio driver, and what a failure to build it means.
 pub trait Driver: Buildable + monoio::Driver + 'static {
@@ -69,80 +73,35 @@ impl Driver for LegacyDriver {
 /// One monoio runtime per thread on driver `D`.
 pub struct PerThread<D>(PhantomData<D>);
 
-fn runtime<D: Driver>(knobs: &Settings) -> io::Result<monoio::Runtime<D>> {
-    D::build(builder(knobs)).map_err(D::build_error)
-}
-
-/// With the timer a UDP client waits for its answers with.
-fn timed_runtime<D: Driver>(knobs: &Settings) -> io::Result<monoio::Runtime<D::Timed>> {
-    D::Timed::build(D::with_timer(builder(knobs))).map_err(D::build_error)
-}
-
-fn builder<D: Driver>(knobs: &Settings) -> RuntimeBuilder<D> {
-    let entries = knobs.get("entries").map_or(RING_ENTRIES, |n| n as u32);
-    RuntimeBuilder::<D>::new().with_entries(entries)
+fn builder<D: Driver>(executor: &Executor) -> RuntimeBuilder<D> {
+    let entries = executor
+        .knobs
+        .get("entries")
+        .map_or(RING_ENTRIES, |n| n as u32);
+    let builder = RuntimeBuilder::<D>::new().with_entries(entries);
+    match executor.blocking_pool {
+        true => builder.attach_thread_pool(Box::new(DefaultThreadPool::new(BLOCKING_THREADS))),
+        false => builder,
+    }
 }
 
 /// A monoio stream: a TCP socket, or TLS over one (monoio-rustls), which
 /// says goodbye before it is dropped (close_notify).
-pub struct Io<S> {
+pub struct Connection<S> {
     stream: S,
     tls: bool,
 }
 
-pub type Tcp = Io<TcpStream>;
-/// monoio-rustls's streams implement monoio's IO traits per side.
-type TlsClient = Io<ClientTlsStream<TcpStream>>;
-type TlsServer = Io<ServerTlsStream<TcpStream>>;
+pub type Tcp = Connection<TcpStream>;
 
-impl Tcp {
-    /// The connection as the futures-io stream that the HTTP and WebSocket
-    /// servers take: through monoio's poll-io (readiness over its driver,
-    /// as monoio offers poll-based libraries), which implements tokio's
-    /// IO traits.
-    fn futures_io(self) -> io::Result<TokioIo<TcpStreamPoll>> {
-        Ok(TokioIo(self.stream.into_poll_io()?))
-    }
-
-    async fn connect(addr: SocketAddr) -> io::Result<Self> {
-        let stream = TcpStream::connect_addr(addr).await?;
-        stream.set_nodelay(true)?;
-        Ok(Self { stream, tls: false })
-    }
-
-    async fn accept(listener: &TcpListener) -> io::Result<Self> {
-        let (stream, _) = listener.accept().await?;
-        stream.set_nodelay(true)?;
-        Ok(Self { stream, tls: false })
-    }
-}
-
-impl TlsClient {
-    async fn connect(tls: Arc<Connector>, addr: SocketAddr) -> io::Result<Self> {
-        let tcp = Tcp::connect(addr).await?.stream;
-        let stream = TlsConnector::from(tls.config.clone())
-            .connect(Connector::server_name(), tcp)
-            .await
-            .map_err(|e| handshake_failed(e.into()))?;
-        Ok(Self { stream, tls: true })
-    }
-}
-
-impl TlsServer {
-    async fn accept(tls: Arc<rustls::ServerConfig>, tcp: Tcp) -> io::Result<Self> {
-        let stream = TlsAcceptor::from(tls).accept(tcp.stream).await?;
-        Ok(Self { stream, tls: true })
-    }
-}
-
-impl<S: AsyncReadRent> pingpong::Reads for Io<S> {
+impl<S: AsyncReadRent> pingpong::Reads for Connection<S> {
     async fn read(&mut self, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
         // monoio reads into the Vec from its start, up to its capacity.
         self.stream.read(buf).await
     }
 }
 
-impl<S: AsyncWriteRent> pingpong::Writes for Io<S> {
+impl<S: AsyncWriteRent> pingpong::Writes for Connection<S> {
     async fn write_all(&mut self, buf: Vec<u8>, len: usize) -> (io::Result<()>, Vec<u8>) {
         let (written, slice) = self.stream.write_all(buf.slice(..len)).await;
         (written.map(drop), slice.into_inner())
@@ -162,26 +121,23 @@ impl<S: AsyncWriteRent> pingpong::Writes for Io<S> {
 
 /// monoio's own split, for its streams that may be read and written at
 /// once (its TCP socket, and monoio-rustls over one).
-impl<S: Split + AsyncReadRent + AsyncWriteRent + 'static> pingpong::Split for Io<S> {
-    type Read = Io<OwnedReadHalf<S>>;
-    type Write = Io<OwnedWriteHalf<S>>;
+impl<S: Split + AsyncReadRent + AsyncWriteRent + 'static> pingpong::Split for Connection<S> {
+    type Read = Connection<OwnedReadHalf<S>>;
+    type Write = Connection<OwnedWriteHalf<S>>;
 
     fn split(self) -> (Self::Read, Self::Write) {
         let (read, write) = self.stream.into_split();
         let tls = self.tls;
-        (Io { stream: read, tls }, Io { stream: write, tls })
+        (
+            Connection { stream: read, tls },
+            Connection { stream: write, tls },
+        )
     }
 }
 
 /// A monoio UDP socket. A receive dropped on a timeout is cancelled in
 /// the ring (monoio's async-cancel), so that it takes no later datagram.
-struct Udp(UdpSocket);
-
-impl Udp {
-    async fn open(server: SocketAddr) -> io::Result<Self> {
-        UdpSocket::from_std(connected_datagrams(server)?).map(Self)
-    }
-}
+pub struct Udp(UdpSocket);
 
 impl pingpong::Datagrams for Udp {
     async fn send(&mut self, buf: Vec<u8>, len: usize) -> (io::Result<()>, Vec<u8>) {
@@ -209,87 +165,99 @@ impl pingpong::Datagrams for Udp {
     }
 }
 
-impl<D: Driver> pingpong::Runtime for PerThread<D> {
-    const LISTENERS: ListenerModel = ListenerModel::PerThread;
-    const KNOBS: &'static [knobs::Knob] = knobs::MONOIO;
+impl<D: Driver> AsyncRuntime for PerThread<D> {
+    const TOPOLOGY: Topology = Topology::PerThread;
+    const KNOBS: &'static [Knob] = knobs::MONOIO;
 
-    fn serve(server: Server) -> io::Result<()> {
-        let ready = &server.ready;
-        on_threads("server", server.listeners, |listener| {
-            runtime::<D>(&server.knobs)?.block_on(async {
-                let listener = TcpListener::from_std(listener)?;
-                let echo = server.echo.spawning(1, |task| drop(monoio::spawn(task)));
-                accept_loop(
-                    ready,
-                    async || Tcp::accept(&listener).await,
-                    |stream| {
-                        let tls = server.tls.clone();
-                        drop(monoio::spawn(serve(
-                            stream,
-                            tls,
-                            TlsServer::accept,
-                            echo.clone(),
-                            |writer: Writer<_>| drop(monoio::spawn(writer.run())),
-                        )));
-                    },
-                )
-                .await
-            })
-        })
+    type Handle = ();
+    type Join = JoinHandle<io::Result<()>>;
+
+    fn block_on<T, F>(executor: &Executor, main: impl FnOnce(()) -> F) -> io::Result<T>
+    where
+        F: Future<Output = io::Result<T>> + 'static,
+    {
+        let builder = builder::<D>(executor);
+        // The timer only where it is used: TCP runs go without it.
+        match executor.timer {
+            false => D::build(builder)
+                .map_err(D::build_error)?
+                .block_on(main(())),
+            true => D::Timed::build(D::with_timer(builder))
+                .map_err(D::build_error)?
+                .block_on(main(())),
+        }
     }
 
-    fn serve_web(server: Server) -> io::Result<()> {
-        let web = Web::of(&server);
-        on_threads("server", server.listeners, |listener| {
-            runtime::<D>(&server.knobs)?.block_on(async {
-                let listener = TcpListener::from_std(listener)?;
-                accept_loop(
-                    &server.ready,
-                    async || Tcp::accept(&listener).await?.futures_io(),
-                    |stream| drop(monoio::spawn(web.clone().serve(stream))),
-                )
-                .await
-            })
-        })
+    fn spawn(_: &(), task: Task<Self>) -> Self::Join {
+        monoio::spawn(task.run())
     }
 
-    fn client(client: &Arc<Client>) -> io::Result<()> {
-        on_threads("client", (0..client.config.threads).collect(), |thread| {
-            runtime::<D>(&client.config.knobs)?.block_on(async {
-                all_connections(client.connections_of(thread), || match &client.config.tls {
-                    None => monoio::spawn(connection(client.clone(), Tcp::connect)),
-                    Some(tls) => {
-                        let tls = tls.clone();
-                        monoio::spawn(connection(client.clone(), move |addr| {
-                            TlsClient::connect(tls.clone(), addr)
-                        }))
-                    }
-                })
-                .await
-            })
-        })
+    type Io = Self;
+
+    async fn sleep(duration: Duration) {
+        monoio::time::sleep(duration).await;
     }
 
-    fn serve_udp(server: DatagramServer) -> io::Result<()> {
-        on_threads("server", server.sockets, |socket| {
-            runtime::<D>(&server.knobs)?.block_on(async {
-                answer(server.ready.clone(), Udp(UdpSocket::from_std(socket)?)).await
-            })
-        })
+    async fn unblock<T: Send + 'static>(
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> io::Result<T> {
+        monoio::spawn_blocking(work)
+            .await
+            .map_err(|e| io::Error::other(format!("the blocking pool: {e:?}")))
     }
 
-    fn client_udp(client: &Arc<Client>) -> io::Result<()> {
-        on_threads("client", (0..client.config.threads).collect(), |thread| {
-            timed_runtime::<D>(&client.config.knobs)?.block_on(async {
-                all_connections(client.connections_of(thread), || {
-                    monoio::spawn(datagram_connection(client.clone(), Udp::open, sleep))
-                })
-                .await
-            })
-        })
-    }
+    /// monoio has no async mutex.
+    type Mutex = AsyncLock;
 }
 
-async fn sleep(timeout: Duration) {
-    monoio::time::sleep(timeout).await;
+impl<D: Driver> Io for PerThread<D> {
+    type Listener = TcpListener;
+
+    fn listener(listener: std::net::TcpListener) -> io::Result<TcpListener> {
+        TcpListener::from_std(listener)
+    }
+
+    type Tcp = Tcp;
+
+    async fn accept(listener: &TcpListener) -> io::Result<Tcp> {
+        let (stream, _) = listener.accept().await?;
+        stream.set_nodelay(true)?;
+        Ok(Connection { stream, tls: false })
+    }
+
+    async fn connect(addr: SocketAddr) -> io::Result<Tcp> {
+        let stream = TcpStream::connect_addr(addr).await?;
+        stream.set_nodelay(true)?;
+        Ok(Connection { stream, tls: false })
+    }
+
+    type TlsServer = Connection<ServerTlsStream<TcpStream>>;
+    type TlsClient = Connection<ClientTlsStream<TcpStream>>;
+
+    async fn tls_accept(config: Arc<ServerConfig>, tcp: Tcp) -> io::Result<Self::TlsServer> {
+        let stream = TlsAcceptor::from(config).accept(tcp.stream).await?;
+        Ok(Connection { stream, tls: true })
+    }
+
+    async fn tls_connect(connector: Arc<Connector>, tcp: Tcp) -> io::Result<Self::TlsClient> {
+        let stream = TlsConnector::from(connector.config.clone())
+            .connect(Connector::server_name(), tcp.stream)
+            .await
+            .map_err(|e| handshake_failed(e.into()))?;
+        Ok(Connection { stream, tls: true })
+    }
+
+    type Udp = Udp;
+
+    fn udp(socket: std::net::UdpSocket) -> io::Result<Udp> {
+        UdpSocket::from_std(socket).map(Udp)
+    }
+
+    /// Through monoio's poll-io (readiness over its driver, as monoio
+    /// offers poll-based libraries), which implements tokio's IO traits.
+    type FuturesIo = TokioIo<TcpStreamPoll>;
+
+    fn futures_io(tcp: Tcp) -> io::Result<Self::FuturesIo> {
+        Ok(TokioIo(tcp.stream.into_poll_io()?))
+    }
 }

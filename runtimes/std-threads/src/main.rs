@@ -18,7 +18,7 @@ use pingpong::blocking::{self, Blocking, BlockingDatagrams};
 use pingpong::client::{connection, datagram_connection};
 use pingpong::datagram::LOSS_TIMEOUT;
 use pingpong::server::{DatagramServer, accept_loop, answer, connected_datagrams};
-use pingpong::{Client, ListenerModel, Server};
+use pingpong::{Client, Server, Topology};
 
 use backlog::Backlog;
 
@@ -65,7 +65,7 @@ fn lower_priority() {
 }
 
 impl pingpong::Runtime for ThreadPerConnection {
-    const LISTENERS: ListenerModel = ListenerModel::Shared;
+    const TOPOLOGY: Topology = Topology::Shared;
     const NO_WEB: &'static str =
         "std-threads blocks a thread on each connection's IO, and polls no futures";
     const NO_TASKS: Option<&'static str> =

@@ -1,5 +1,8 @@
 //! The same monoio code on its legacy epoll driver.
 
+use pingpong::async_runtime::Async;
+use pingpong_monoio::PerThread;
+
 fn main() -> std::process::ExitCode {
-    pingpong::cli::main::<pingpong_monoio::PerThread<monoio::LegacyDriver>>()
+    pingpong::cli::main::<Async<PerThread<monoio::LegacyDriver>>>()
 }

@@ -1,5 +1,8 @@
 //! monoio on io_uring, owned-buffer IO, one runtime per thread.
 
+use pingpong::async_runtime::Async;
+use pingpong_monoio::PerThread;
+
 fn main() -> std::process::ExitCode {
-    pingpong::cli::main::<pingpong_monoio::PerThread<monoio::IoUringDriver>>()
+    pingpong::cli::main::<Async<PerThread<monoio::IoUringDriver>>>()
 }

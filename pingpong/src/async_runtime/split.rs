@@ -3,10 +3,8 @@
 
 use async_channel::{Receiver, Sender};
 
-use super::bytes::before_echo;
-use super::setup::Echo;
-use super::tally;
 use crate::fault;
+use crate::server::{Echo, before_echo, tally};
 use crate::stream::{Reads, Split, Writes};
 
 /// Blocks the read side may hand on before it waits for the write side.
@@ -22,9 +20,8 @@ struct Block {
     len: usize,
 }
 
-/// The write side of a split connection, for the runtime to spawn as a
-/// task of its own ([`Writer::run`]), where the runtime proves it may.
-pub struct Writer<W> {
+/// The write side of a split connection, spawned as a task of its own.
+pub(super) struct Writer<W> {
     side: W,
     blocks: Receiver<Block>,
     spare: Sender<Vec<u8>>,
@@ -33,7 +30,7 @@ pub struct Writer<W> {
 impl<W: Writes> Writer<W> {
     /// Writes every block the read side hands on, in order; says goodbye
     /// once the read side has read end of stream (or failed).
-    pub async fn run(mut self) {
+    pub(super) async fn run(mut self) {
         let mut echoed = 0;
         while let Ok(Block { data, len }) = self.blocks.recv().await {
             let (written, data) = self.side.write_all(data, len).await;
@@ -56,7 +53,7 @@ impl<W: Writes> Writer<W> {
 /// Splits `stream`, hands its write side to `spawn_writer`, and reads on
 /// this task: each block read, after its work, goes to the write side.
 /// Reads on to the end of stream, also after the write side has gone.
-pub(crate) async fn split<S: Split>(
+pub(super) async fn split<S: Split>(
     stream: S,
     how: Echo,
     spawn_writer: impl FnOnce(Writer<S::Write>),
