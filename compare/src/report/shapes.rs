@@ -11,7 +11,9 @@ use crate::results::Results;
 pub const LEGEND: &str = "Shape tables: SHAPE/echo = median MiB/s in the shape over the same \
     implementation's median in the echo shape at the same load, from the same interleaved run, \
     [95% bootstrap interval]: below 1, what the shape's hand-offs or services cost that runtime; \
-    where a runtime lacks what the shape needs (tasks, a blocking pool), its cell says so";
+    where a runtime lacks what the shape needs (tasks, a blocking pool), its cell says so; closed \
+    loop only: in the open loop MiB/s is the rate asked for, and what a shape costs there is in \
+    the cost tables";
 
 /// The channel the hand-offs went through, for the notes.
 pub fn channel(results: &Results) -> Option<String> {
@@ -26,12 +28,14 @@ pub fn channel(results: &Results) -> Option<String> {
     ))
 }
 
-/// A table per workload in a shape other than the echo, beside its echo.
+/// A table per closed-loop workload in a shape other than the echo,
+/// beside its echo. (In the open loop the throughput is the rate asked
+/// for, the same for every implementation: no ratio of it says anything.)
 pub fn tables(results: &Results) -> Vec<Grid> {
     let views = View::all(results);
     views
         .iter()
-        .filter(|v| v.workload.shape != Shape::Echo)
+        .filter(|v| v.workload.shape != Shape::Echo && v.workload.rate.is_none())
         .filter_map(|shaped| {
             let echo = views
                 .iter()
@@ -51,7 +55,7 @@ pub fn tables(results: &Results) -> Vec<Grid> {
 mod tests {
     use super::*;
     use crate::report::tests::fixture;
-    use crate::results::Status;
+    use crate::results::{Cell, Status};
 
     #[test]
     fn each_shape_is_read_against_its_own_echo_and_a_runtime_without_tasks_says_why() {
@@ -69,7 +73,15 @@ mod tests {
                 cell.runs.clear();
             }
         }
+        // The same in the open loop: no table, its throughput is the rate.
+        let paced: Vec<_> = (results.cells.iter().chain(&spawned))
+            .map(|cell| Cell {
+                rate: Some(1000),
+                ..cell.clone()
+            })
+            .collect();
         results.cells.extend(spawned);
+        results.cells.extend(paced);
         let grids = tables(&results);
         assert_eq!(grids.len(), 1);
         let grid = &grids[0];
