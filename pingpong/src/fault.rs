@@ -161,6 +161,8 @@ pub fn wake_on_echo(offset: u64, n: usize, block: usize) {
 }
 
 /// Whether the datagram just received is to be dropped unanswered.
+/// Never inlined, for may's coroutines: see `server::tally`'s `bump`.
+#[inline(never)]
 pub fn drops_datagram() -> bool {
     let Some(Fault::DropEvery(every)) = get() else {
         return false;

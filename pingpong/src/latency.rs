@@ -73,7 +73,9 @@ impl Recorders {
     /// The calling thread's histogram, chosen on first use: a new one for
     /// each of the first [`HISTOGRAMS`] threads, then the existing ones in
     /// turn. Few threads record into one (or a thread a task was stolen
-    /// to), so its lock is all but free.
+    /// to), so its lock is all but free. Never inlined, for may's
+    /// coroutines: see `server::tally`'s `bump`.
+    #[inline(never)]
     fn mine(&self) -> Shared {
         MINE.with_borrow_mut(|mine| match mine {
             Some((id, h)) if *id == self.id => h.clone(),

@@ -36,6 +36,13 @@ thread_local! {
     };
 }
 
+/// Never inlined: may moves a coroutine between threads at a switch, and
+/// the compiler, which takes a thread-local's address to be constant
+/// within a function, could compute it before a read that switches and
+/// use it after, on another thread, where the slot may be empty (a
+/// SIGSEGV, seen at 2 threads). A call of its own looks it up on the
+/// thread that runs it.
+#[inline(never)]
 fn bump(counter: impl Fn(&Tally) -> &AtomicU64) {
     MINE.with(|mine| {
         let counter = counter(mine);
