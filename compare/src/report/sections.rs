@@ -191,7 +191,17 @@ pub fn notes(results: &Results, details: bool) -> Vec<String> {
         notes.extend(shapes::channel(results));
         notes.push(shapes::LEGEND.into());
     }
-    for range in &results.config.releases {
+    for range in &results.release_series() {
+        if results.is_listed(range) {
+            notes.push(format!(
+                "{}: {} release(s) of {} named one by one, read in version order, \
+                 each against the one before",
+                range.spec,
+                range.versions.len(),
+                range.krate,
+            ));
+            continue;
+        }
         let skipped: Vec<String> = range
             .skipped
             .iter()

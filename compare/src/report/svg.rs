@@ -571,7 +571,7 @@ fn latency_by_rate(view: &View, sweep: &Sweep, subject: &str) -> Result<String> 
 fn by_release(view: &View) -> Result<Vec<(String, String, String)>> {
     let results = view.results;
     let mut charts = Vec::new();
-    for range in &results.config.releases {
+    for range in &results.release_series() {
         let names = range.names();
         for (workload, load) in trend::loads(results, &names) {
             let points: Vec<(f64, Summary)> = names

@@ -1,4 +1,5 @@
-//! A range of releases side by side (`tokio@1.45.0..1.54.1`): at each load,
+//! A series of releases side by side (a range, `tokio@1.45.0..1.54.1`, or
+//! releases named one by one, `tokio@1.50.0,tokio@1.52.2`): at each load,
 //! the figures release by release, and the steps between consecutive
 //! releases that clear the noise by `compare check`'s rule (the releases
 //! ran interleaved in one run, so paired), listed worst first.
@@ -49,7 +50,7 @@ pub fn cell<'a>(
 pub fn steps(results: &Results) -> Vec<Step> {
     let thresholds = default_thresholds(true);
     let mut steps = Vec::new();
-    for range in &results.config.releases {
+    for range in &results.release_series() {
         let names = range.names();
         for pair in names.windows(2) {
             let (before, after) = (&pair[0], &pair[1]);
@@ -81,7 +82,8 @@ pub fn steps(results: &Results) -> Vec<Step> {
 pub fn tables(results: &Results) -> Vec<Grid> {
     let mut grids = Vec::new();
     let steps = steps(results);
-    for range in &results.config.releases {
+    let series = results.release_series();
+    for range in &series {
         let names = range.names();
         for (workload, load) in loads(results, &names) {
             let cell = |name: &str| cell(results, name, workload, load);
@@ -111,7 +113,7 @@ pub fn tables(results: &Results) -> Vec<Grid> {
             });
         }
     }
-    if !results.config.releases.is_empty() {
+    if !series.is_empty() {
         grids.push(Grid {
             title: "Steps between consecutive releases that clear the noise, worst first \
                     (compare check's rule, paired: the releases ran interleaved)"

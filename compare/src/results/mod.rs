@@ -8,6 +8,7 @@ pub mod figures;
 pub mod file;
 pub mod key;
 pub mod registry;
+mod series;
 
 use std::collections::BTreeMap;
 

@@ -56,7 +56,7 @@ pub fn all(runs: &[Run], history: &History, span: usize) -> Result<Vec<Compariso
                 judged,
             });
         }
-        for range in &candidate.results.config.releases {
+        for range in &candidate.results.release_series() {
             for pair in range.names().windows(2) {
                 let (before, after) = (&pair[0], &pair[1]);
                 // A release that did not build is not in the run.
