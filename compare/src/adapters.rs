@@ -149,6 +149,17 @@ pub const ADAPTERS: &[Adapter] = &[
     },
 ];
 
+/// The open loop's generator (`generator/`): the client of every open-loop
+/// cell, so that only the server differs. An instrument, not one of the
+/// implementations compared: it serves nothing, and no run measures it as
+/// a server. Built and versioned as an adapter is: on mio.
+pub const GENERATOR: Adapter = adapter(
+    "generator",
+    "pingpong-generator",
+    "mio",
+    "a mio event loop per thread, sending blocks on their schedules and timing each from when it was due",
+);
+
 impl Adapter {
     /// The binary cargo builds for it.
     pub fn binary(&self) -> String {
@@ -178,7 +189,7 @@ mod tests {
 
     #[test]
     fn every_adapter_has_a_locked_version() {
-        for a in ADAPTERS {
+        for a in ADAPTERS.iter().chain([&GENERATOR]) {
             assert_ne!(a.version(), "unknown", "{}", a.name);
         }
     }

@@ -388,8 +388,8 @@ pub struct RunArgs {
     /// its block was due; a list sweeps the rates (latency against load).
     /// A rate such as 10% is that share of the capacity the first
     /// implementation of --runtimes shows in the closed loop at the same
-    /// load, which then runs too, first. The generator (and the closed
-    /// loop's client) is mio's client for every server.
+    /// load, which then runs too, first. The generator (pingpong-generator)
+    /// is the client for every server, and mio's the closed loop's.
     #[arg(
         long,
         visible_alias = "rate",

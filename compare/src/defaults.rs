@@ -96,9 +96,10 @@ pub const PROFILE_ENV: &str = "COMPARE_PROFILE";
 /// the knee table, in milliseconds.
 pub const P99_BOUND_MS: f64 = 1.0;
 
-/// The open loop's generator: one client for every server, so that only
-/// the server differs.
-pub const OPEN_LOOP_CLIENT: &str = "mio";
+/// The client of an open-loop run's closed-loop cells, whose capacity a
+/// rate such as 10% is a share of: one for every server, as the open
+/// loop's generator is (`adapters::GENERATOR`), so that only the server differs.
+pub const CAPACITY_CLIENT: &str = "mio";
 
 /// The client that makes a connect storm (`--arrival storm`) for every
 /// server: the baseline's, which issues its connects in one burst.

@@ -17,7 +17,7 @@ use anyhow::{Context, Result, bail, ensure};
 use pingpong::knobs::Settings;
 use semver::Version;
 
-use crate::adapters::{ADAPTERS, Adapter};
+use crate::adapters::{ADAPTERS, Adapter, GENERATOR};
 use crate::defaults;
 use crate::external::External;
 use crate::revision::{Origin, Source};
@@ -188,6 +188,11 @@ impl Implementation {
         Self::parse_known(spec, externals, &[])
     }
 
+    /// The open loop's generator, the client of every open-loop cell.
+    pub fn generator() -> Self {
+        Self::from(&GENERATOR)
+    }
+
     /// [`Self::parse`], where `sources` are unreleased versions resolved
     /// before, by name (`tokio@main(3f2a9c1)`, a run's results record them).
     pub fn parse_known(
@@ -345,6 +350,12 @@ pub fn split_list(list: &str) -> Vec<String> {
 fn ours(name: &str, externals: &[Arc<External>]) -> Result<&'static Adapter> {
     if let Some(found) = Adapter::find(name) {
         return Ok(found);
+    }
+    if name == GENERATOR.name {
+        bail!(
+            "{name} is the open loop's client for every server (--rates), an instrument: \
+             it serves nothing, and a run names it nowhere"
+        );
     }
     if externals.iter().any(|e| e.name == name) {
         bail!("{name} is an external implementation: it has no crate version to pin");

@@ -5,7 +5,7 @@
 
 use anyhow::{Context, Result};
 
-use crate::adapters::ADAPTERS;
+use crate::adapters::{ADAPTERS, GENERATOR};
 use crate::report::terminal;
 use crate::results::registry::{self, Better, Merge, Source};
 use crate::{releases, upkeep};
@@ -50,8 +50,16 @@ pub fn list(refresh: bool) -> Result<String> {
             ]);
         }
     }
+    let generator = format!(
+        "The open loop's client for every server (--rates): {}, built on {} {}: {}; an \
+         instrument, never one of the implementations compared.",
+        GENERATOR.binary(),
+        GENERATOR.krate,
+        GENERATOR.version(),
+        GENERATOR.model
+    );
     Ok(format!(
-        "{table}\n\nKnobs: name a configuration as IMPLEMENTATION{{KNOB=VALUE,...}} wherever an \
+        "{table}\n\n{generator}\n\nKnobs: name a configuration as IMPLEMENTATION{{KNOB=VALUE,...}} wherever an \
          implementation's name goes, e.g. --runtimes 'tokio,tokio{{event_interval=1}}' (quoted: \
          the shell expands braces).\n{knobs}\n"
     ))

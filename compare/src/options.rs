@@ -447,14 +447,15 @@ fn commit_range(text: &str, step: usize) -> Result<Option<Vec<String>>> {
     ))
 }
 
-/// The client of an open-loop run: mio's, the one generator, for every
-/// server; the options it cannot run with refused.
+/// The fixed client of an open-loop run, that of its closed-loop cells:
+/// mio's for every server (the open loop's own is the generator); the
+/// options the open loop cannot run with refused.
 fn open_loop_client(args: &RunArgs, asked: Option<Implementation>) -> Result<Implementation> {
-    let generator = defaults::OPEN_LOOP_CLIENT;
-    if let Some(asked) = asked.filter(|c| c.name() != generator) {
+    let fixed = defaults::CAPACITY_CLIENT;
+    if let Some(asked) = asked.filter(|c| c.name() != fixed) {
         bail!(
-            "--rates: the open loop's generator is {generator}'s client for every server; \
-             --client {} cannot run it",
+            "--rates: the open loop's client is the generator for every server, and the \
+             closed loop's beside it {fixed}'s; --client {} cannot run it",
             asked.name()
         );
     }
@@ -471,7 +472,7 @@ fn open_loop_client(args: &RunArgs, asked: Option<Implementation>) -> Result<Imp
     if let Some((_, option)) = conflicts.iter().find(|(given, _)| *given) {
         bail!("--rates times every block; it does not run with {option}");
     }
-    Implementation::parse(generator, &[])
+    Implementation::parse(fixed, &[])
 }
 
 /// The client of a connect storm: mio's for every server, or an external

@@ -21,8 +21,10 @@ use crate::revision::Source;
 pub struct Plan {
     /// The implementations measured, in the tables' order.
     pub servers: Vec<Implementation>,
-    /// The one client every cell uses, when fixed.
+    /// The one client every closed-loop cell uses, when fixed.
     pub client: Option<Implementation>,
+    /// The client of every open-loop cell, where the run has any.
+    pub generator: Option<Implementation>,
     /// The groups of cells, in order: every implementation at one load of
     /// one workload, plain and inside TLS, in each of its shapes.
     pub groups: Vec<(Vec<Workload>, Load)>,
@@ -69,6 +71,11 @@ impl Plan {
                 e.name
             );
         }
+        let generator = config
+            .workloads()
+            .iter()
+            .any(|w| w.rate.is_some())
+            .then(Implementation::generator);
         let groups = side_by_side(config.workloads())
             .into_iter()
             .flat_map(|twins| {
@@ -80,6 +87,7 @@ impl Plan {
         Ok(Self {
             servers,
             client,
+            generator,
             groups,
             repeat: config.repeat,
             precision: config.precision_percent,
@@ -92,21 +100,29 @@ impl Plan {
         })
     }
 
-    /// Every implementation with a program to prepare: the servers, and the
-    /// fixed client.
+    /// Every implementation with a program to prepare: the servers, the
+    /// fixed client and the generator.
     pub fn implementations(&self) -> Vec<Implementation> {
         let mut all = self.servers.clone();
-        if let Some(client) = &self.client
-            && !all.contains(client)
-        {
-            all.push(client.clone());
+        for client in self.client.iter().chain(&self.generator) {
+            if !all.contains(client) {
+                all.push(client.clone());
+            }
         }
         all
     }
 
-    /// The client of `server`'s cells.
-    pub fn client_of<'a>(&'a self, server: &'a Implementation) -> &'a Implementation {
-        self.client.as_ref().unwrap_or(server)
+    /// The client of `server`'s cells of `workload`: the generator in the
+    /// open loop.
+    pub fn client_of<'a>(
+        &'a self,
+        server: &'a Implementation,
+        workload: &Workload,
+    ) -> &'a Implementation {
+        match (&self.generator, workload.rate) {
+            (Some(generator), Some(_)) => generator,
+            _ => self.client.as_ref().unwrap_or(server),
+        }
     }
 
     /// How many repetitions the whole run has at least, and at most.

@@ -227,7 +227,11 @@ fn graph(src: &Path) -> BTreeMap<Module, BTreeSet<Module>> {
 /// Every crate's `src` folder in the workspace.
 fn crates() -> Vec<PathBuf> {
     let root = workspace();
-    let mut dirs = vec![root.join("pingpong/src"), root.join("compare/src")];
+    let mut dirs = vec![
+        root.join("pingpong/src"),
+        root.join("compare/src"),
+        root.join("generator/src"),
+    ];
     let mut runtimes: Vec<PathBuf> = fs::read_dir(root.join("runtimes"))
         .unwrap()
         .map(|e| e.unwrap().path().join("src"))
@@ -400,7 +404,9 @@ fn every_build_of_the_workspace_shares_each_crates_features() {
     // and the tests must all agree, or a fresh clone builds crates twice.
     let all = features(&["--workspace"], "normal,build,dev");
     let mut selections: Vec<Vec<String>> = vec![vec!["--workspace".into()]];
-    let mut packages = vec!["pingpong".to_string(), "compare".to_string()];
+    let mut packages = ["pingpong", "compare", "pingpong-generator"]
+        .map(String::from)
+        .to_vec();
     for entry in fs::read_dir(workspace().join("runtimes")).unwrap() {
         packages.push(binaries_of(&entry.unwrap().path()).0);
     }

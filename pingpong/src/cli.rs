@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::client::Client;
 use crate::client::{Arrival, ClientConfig};
 use crate::datagram;
 use crate::driver::server::ServerConfig;
 use crate::driver::{client, server};
-use crate::knobs::Settings;
+use crate::knobs::{Knob, Settings};
 use crate::protocol::{MAX_IN_FLIGHT, Protocol};
 use crate::runtime::Runtime;
 use crate::server::Shape;
@@ -373,12 +374,56 @@ impl Command {
 
 /// The whole `main` of a runtime binary.
 pub fn main<R: Runtime>() -> ExitCode {
-    let Cli { command, knobs } = Cli::parse();
-    let sizes = match &command {
+    run(R::KNOBS, |command, knobs| match command {
+        Command::Server(args) => server::run::<R>(ServerConfig {
+            knobs,
+            ..args.into()
+        })
+        .map_err(|e| Failure {
+            message: e.to_string(),
+            unavailable: e.unavailable().map(Into::into),
+        }),
+        Command::Client(args) => measure(args, knobs, client::run::<R>),
+    })
+}
+
+/// The whole `main` of the open loop's generator (`pingpong-generator`):
+/// a client that runs `--rate` over TCP and nothing else, its connections
+/// run by `open_loop`.
+pub fn generator_main(open_loop: fn(&Arc<Client>) -> std::io::Result<()>) -> ExitCode {
+    let refused = |message: &str| Failure {
+        message: message.into(),
+        unavailable: None,
+    };
+    run(&[], |command, knobs| match command {
+        Command::Server(_) => Err(refused(
+            "pingpong-generator is the open loop's client for every server: it serves nothing",
+        )),
+        Command::Client(args) if args.rate.is_none() => Err(refused(
+            "pingpong-generator runs the open loop only: give --rate",
+        )),
+        Command::Client(args) if args.sizes.protocol != Protocol::Tcp => {
+            Err(refused("pingpong-generator sends blocks over TCP only"))
+        }
+        Command::Client(args) => measure(args, knobs, |config| client::run_with(config, open_loop)),
+    })
+}
+
+/// Parses the command line, checks what every command shares, runs
+/// `command` and prints its error line if it fails.
+fn run(
+    knobs: &'static [Knob],
+    command: impl FnOnce(Command, Settings) -> Result<(), Failure>,
+) -> ExitCode {
+    let Cli {
+        command: parsed,
+        knobs: asked,
+    } = Cli::parse();
+    let sizes = match &parsed {
         Command::Server(args) => &args.sizes,
         Command::Client(args) => &args.sizes,
     };
-    let paced = matches!(&command, Command::Client(args) if args.rate.is_some());
+    let paced = matches!(&parsed, Command::Client(args) if args.rate.is_some());
     let setup = deny::apply_from_env()
         .map_err(|e| format!("cannot apply {}: {e}", deny::ENV))
         .and_then(|()| fault::init())
@@ -391,46 +436,42 @@ pub fn main<R: Runtime>() -> ExitCode {
             ),
             _ => Ok(()),
         })
-        .and_then(|()| command.refusal(sizes.protocol).map_or(Ok(()), Err))
-        .and_then(|()| Settings::parse(&knobs, R::KNOBS).map_err(|e| format!("--knobs: {e}")))
+        .and_then(|()| parsed.refusal(sizes.protocol).map_or(Ok(()), Err))
+        .and_then(|()| Settings::parse(&asked, knobs).map_err(|e| format!("--knobs: {e}")))
         .map_err(|message| Failure {
             message,
             unavailable: None,
         });
-    let outcome = setup.and_then(|knobs| match command {
-        Command::Server(args) => server::run::<R>(ServerConfig {
-            knobs,
-            ..args.into()
-        })
-        .map_err(|e| Failure {
-            message: e.to_string(),
-            unavailable: e.unavailable().map(Into::into),
-        }),
-        Command::Client(args) => {
-            let linger = args.linger;
-            let config = ClientConfig::try_from(args).map_err(|e| Failure {
-                message: e.to_string(),
-                unavailable: None,
-            })?;
-            let config = ClientConfig { knobs, ..config };
-            let result = client::run::<R>(config).map_err(|e| Failure {
-                message: e.to_string(),
-                unavailable: e.unavailable().map(Into::into),
-            })?;
-            Line::Result(Box::new(result)).print();
-            if linger {
-                let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
-            }
-            Ok(())
-        }
-    });
-    match outcome {
+    match setup.and_then(|knobs| command(parsed, knobs)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
             Line::Error(failure).print();
             ExitCode::FAILURE
         }
     }
+}
+
+/// Runs a client with `run` and prints its result line; with `--linger`,
+/// stays until stdin closes.
+fn measure(
+    args: ClientArgs,
+    knobs: Settings,
+    run: impl FnOnce(ClientConfig) -> Result<crate::wire::ClientResult, client::ClientError>,
+) -> Result<(), Failure> {
+    let linger = args.linger;
+    let config = ClientConfig::try_from(args).map_err(|e| Failure {
+        message: e.to_string(),
+        unavailable: None,
+    })?;
+    let result = run(ClientConfig { knobs, ..config }).map_err(|e| Failure {
+        message: e.to_string(),
+        unavailable: e.unavailable().map(Into::into),
+    })?;
+    Line::Result(Box::new(result)).print();
+    if linger {
+        let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -89,16 +89,6 @@ pub trait Runtime {
              pingpong-mio's",
         ))
     }
-
-    /// Runs the client's connections in the open loop, at its rate
-    /// ([`crate::client::open_loop`]). One generator serves every server,
-    /// so that only the server differs: the mio baseline's.
-    fn open_loop(_client: &Arc<Client>) -> io::Result<()> {
-        Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "this client runs the closed loop only; the open loop (--rate) is pingpong-mio's",
-        ))
-    }
 }
 
 /// Runs `work` for each item on its own named OS thread and waits for all of

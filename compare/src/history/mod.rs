@@ -26,10 +26,10 @@ use store::{Row, Store, Value};
 
 /// The schema's version, as `PRAGMA user_version` keeps it (in
 /// PostgreSQL, the table `history_version`).
-pub const VERSION: i64 = 4;
+pub const VERSION: i64 = 5;
 /// What brings a history of each older version to the next: `MIGRATIONS[v - 1]`
 /// takes version `v` to `v + 1`. Written for SQLite, as the schema is.
-const MIGRATIONS: [&str; 3] = [
+const MIGRATIONS: [&str; 4] = [
     // UDP: the protocol joins a cell's identity; every older cell is TCP.
     "ALTER TABLE cell ADD COLUMN protocol TEXT NOT NULL DEFAULT 'tcp'",
     // --client-threads: the client's threads join it; an older cell's
@@ -38,6 +38,11 @@ const MIGRATIONS: [&str; 3] = [
     // --rates 10%: a share of capacity joins it; an older cell's rate, if
     // any, was blocks a second (NULL).
     "ALTER TABLE cell ADD COLUMN rate_share INTEGER",
+    // The open loop's generator left the mio baseline for a crate of its
+    // own: an older open-loop cell's client, mio's, is the generator (its
+    // record says mio still, and reads as the generator: Cell::name_the_generator).
+    "UPDATE cell SET client = 'generator' \
+     WHERE client = 'mio' AND (rate IS NOT NULL OR rate_share IS NOT NULL)",
 ];
 /// The schema, which the book's history page shows whole.
 pub const SCHEMA: &str = include_str!("schema.sql");
@@ -270,6 +275,7 @@ impl History {
     /// A cell and its repetitions, as results.json had them.
     fn cell(&self, id: i64, record: &str) -> Result<Cell> {
         let mut cell: Cell = serde_json::from_str(record)?;
+        cell.name_the_generator();
         let rows = self.query(
             "SELECT cost, histogram, record FROM repetition WHERE cell = ? ORDER BY cost, position",
             &[id.into()],
@@ -328,7 +334,8 @@ impl History {
         let mut all: BTreeMap<String, Series> = BTreeMap::new();
         for row in rows {
             let machine = row[0].text()?;
-            let cell: Cell = serde_json::from_str(&row[4].text()?)?;
+            let mut cell: Cell = serde_json::from_str(&row[4].text()?)?;
+            cell.name_the_generator();
             let Some(mib_per_s) = cell.mib_per_s else {
                 continue;
             };

@@ -1,4 +1,4 @@
--- The history's schema, version 4 (PRAGMA user_version; in PostgreSQL the
+-- The history's schema, version 5 (PRAGMA user_version; in PostgreSQL the
 -- table history_version). Every figure lies in a column where tables and
 -- trends query it, and whole in the record beside it, so that a run read
 -- back is its results.json again. Written for SQLite; in PostgreSQL every

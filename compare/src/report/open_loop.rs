@@ -23,7 +23,7 @@ pub const LEGEND: &str = "Open loop (wrk2's model): every connection sends a blo
     inside its window, or its send lag grew by more than 1 ms from the window's first quarter \
     to its last, or the generator was busy more than 95% of the window (it may have set the \
     pace, not the server); such a cell gives no latency. Uncorrected: from when each block went out; \
-    send lag: how late blocks went out; the generator (mio's client, for every server) woke \
+    send lag: how late blocks went out; the generator (one client for every server) woke \
     for its due times with the timing error given, spinning the last 50 us to each (so its \
     CPU figures include the spin); generator busy: the share of the window it had work";
 

@@ -102,6 +102,7 @@ impl Results {
         // existed get it wherever their runs have the data.
         for cell in &mut results.cells {
             cell.churn = cell.churn.or(results.config.churn);
+            cell.name_the_generator();
         }
         results.summarize();
         Ok(results)
@@ -129,6 +130,7 @@ impl Results {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::Cell;
 
     #[test]
     fn a_file_from_before_the_additions_still_loads() {
@@ -138,6 +140,25 @@ mod tests {
         assert!(old.cells[0].runs[0].rtt.is_none());
         let figures = old.cells[0].figures.as_ref().unwrap();
         assert!(figures.contains_key("messages_per_s") && !figures.contains_key("rtt_p99_us"));
+    }
+
+    #[test]
+    fn an_open_loop_run_by_mio_s_client_reads_as_the_generator_s() {
+        let folder =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/2026-11-30-vm-2cpu-open-loop");
+        let mut text = String::new();
+        GzDecoder::new(&read(&named(&folder)).unwrap()[..])
+            .read_to_string(&mut text)
+            .unwrap();
+        assert!(
+            text.contains(r#""client": "mio""#),
+            "written by mio's client"
+        );
+        let old = Results::parse(&text, "open loop").unwrap();
+        let (open, closed): (Vec<&Cell>, Vec<&Cell>) =
+            old.cells.iter().partition(|c| c.workload().rate.is_some());
+        assert!(!open.is_empty() && open.iter().all(|c| c.client == "generator"));
+        assert!(closed.iter().all(|c| c.client != "generator"));
     }
 
     #[test]

@@ -142,8 +142,8 @@ impl<'a> Loop<'a> {
         let placement = &execution.placements[&load];
         let mut cells = Vec::new();
         for server in &plan.servers {
-            let client = plan.client_of(server);
             for &workload in workloads {
+                let client = plan.client_of(server, &workload);
                 cells.push(self.results.cell_index(
                     (server, programs[&server.name()].version()),
                     (client, programs[&client.name()].version()),
@@ -595,7 +595,7 @@ mod tests {
         let plan = Plan::of(&results.config).unwrap();
         // Each implementation's "binary" is its own name, for the mock to read.
         let programs: Programs = plan
-            .servers
+            .implementations()
             .iter()
             .map(|i| {
                 let Implementation::Ours { adapter, knobs, .. } = i else {
@@ -750,6 +750,14 @@ mod tests {
         assert!(closed.iter().all(Option::is_none), "{:?}", measure.rates);
         assert!(open.iter().all(|r| [Some(echo), Some(spawn)].contains(r)));
         assert_eq!(open.len(), 6);
+        // The generator is every open-loop cell's client, and no other's.
+        for c in &r.cells {
+            let client = match c.rate_share {
+                Some(_) => "generator",
+                None => &c.implementation,
+            };
+            assert_eq!(c.client, client, "{c:?}");
+        }
     }
 
     #[test]

@@ -48,6 +48,14 @@ fn every_bad_option_gets_its_reason_in_two_lines_at_most() {
             &["--protocol", "http,websocket", "--rates", "1000"],
             "--rates has nothing to run over HTTP/1.1 and WebSocket",
         ),
+        (
+            &["--runtimes", "generator"],
+            "generator is the open loop's client for every server (--rates), an instrument",
+        ),
+        (
+            &["--client", "generator"],
+            "generator is the open loop's client for every server (--rates), an instrument",
+        ),
         (&["--block", "67108865"], "67108865 is not in 1..=67108864"),
         (&["--repeat", "0"], "0 is not in 1..=1000"),
         (

@@ -370,6 +370,15 @@ fn a_version_1_history_is_migrated_and_protocol_and_client_threads_tell_cells_ap
         .unwrap()
         .append(&tcp, "tcp")
         .unwrap();
+    // An open loop of the days its generator ran as mio's client.
+    let mut as_mio = started("2025-12-31T00:00:00+00:00");
+    for cell in &mut as_mio.cells {
+        (cell.rate, cell.client) = (Some(7000), "mio".into());
+    }
+    History::open(&location)
+        .unwrap()
+        .append(&as_mio, "as-mio")
+        .unwrap();
     // What a version 1 history is: no protocol column, nor the client's
     // threads of version 3, nor the share of version 4; every migration
     // then runs.
@@ -380,18 +389,34 @@ fn a_version_1_history_is_migrated_and_protocol_and_client_threads_tell_cells_ap
 
     let mut history = History::open(&location).unwrap();
     let entries = history.entries().unwrap();
-    assert_eq!(json(&history.load(entries[0].id).unwrap()), json(&tcp));
+    assert_eq!(json(&history.load(entries[1].id).unwrap()), json(&tcp));
+    // The open loop's cells are the generator's now, in their record and
+    // in their identity.
+    let machine = history::fingerprint(&tcp.host);
+    let mut generator = as_mio.clone();
+    for cell in &mut generator.cells {
+        cell.client = "generator".into();
+    }
+    assert_eq!(
+        json(&history.load(entries[0].id).unwrap()),
+        json(&generator)
+    );
+    let cell = generator
+        .cells
+        .iter()
+        .find(|c| c.status == Status::Ok)
+        .unwrap();
+    assert!(history.past(&machine, cell, "9999").unwrap().len() == 1);
     // The same cells over UDP, a day later: not the TCP cells' past.
     let mut udp = started("2026-01-02T00:00:00+00:00");
     for cell in &mut udp.cells {
         cell.protocol = pingpong::protocol::Protocol::Udp;
     }
     history.append(&udp, "udp").unwrap();
-    let machine = history::fingerprint(&tcp.host);
     let cell = udp.cells.iter().find(|c| c.status == Status::Ok).unwrap();
     assert!(history.past(&machine, cell, "9999").unwrap().len() == 1);
     let entries = history.entries().unwrap();
-    assert_eq!(json(&history.load(entries[1].id).unwrap()), json(&udp));
+    assert_eq!(json(&history.load(entries[2].id).unwrap()), json(&udp));
     // With a client of other threads than the server's: a cell of its own.
     let mut sized = started("2026-01-03T00:00:00+00:00");
     for cell in &mut sized.cells {

@@ -1,4 +1,4 @@
-//! `--rates`: the open loop. mio's client sends blocks on a schedule to
+//! `--rates`: the open loop. The generator sends blocks on a schedule to
 //! every server; each round trip is timed from when its block was due, and
 //! a rate the server cannot keep up with is marked as such.
 
@@ -25,11 +25,13 @@ fn the_open_loop_times_blocks_from_when_due_and_marks_a_rate_not_sustained() {
     args.extend(QUICK);
     let results = run_ok("open-loop", &args);
     assert_eq!(results.config.rates, [2000, IMPOSSIBLE]);
+    // The fixed client of the closed loop beside it (none here), and the
+    // generator for every open-loop cell.
     assert_eq!(results.config.client.as_deref(), Some("mio"));
     assert_eq!(results.cells.len(), 6);
     for cell in &results.cells {
         let name = format!("{} at {:?}", cell.implementation, cell.rate);
-        assert_eq!(cell.client, "mio", "{name}: the one generator");
+        assert_eq!(cell.client, "generator", "{name}: the one generator");
         assert_eq!((cell.threads, cell.client_threads), (1, Some(2)), "{name}");
         let rate = cell.rate.expect("a rate");
         for run in &cell.runs {
@@ -91,7 +93,7 @@ fn the_open_loop_refuses_what_it_cannot_run() {
     for (extra, expected) in [
         (
             ["--client", "tokio"],
-            "the open loop's generator is mio's client",
+            "the open loop's client is the generator for every server",
         ),
         (["--window", "2"], "--window does not apply"),
         (["--churn", "3"], "does not run with --churn"),

@@ -51,8 +51,29 @@ impl ClientError {
     }
 }
 
-/// Runs the whole client: connect, warm up, measure, stop, report.
+/// Runs the whole client of runtime `R`: connect, warm up, measure, stop,
+/// report.
 pub fn run<R: Runtime>(config: ClientConfig) -> Result<ClientResult, ClientError> {
+    run_with(config, |client| {
+        match (client.config.protocol, client.config.rate) {
+            (Protocol::Udp, _) => R::client_udp(client),
+            (_, Some(_)) => Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "this client runs the closed loop only; the open loop (--rate) is \
+                 pingpong-generator's",
+            )),
+            _ if client.config.arrival == Arrival::Storm => R::storm(client),
+            (_, None) => R::client(client),
+        }
+    })
+}
+
+/// Runs the whole client, its connections run by `connections` on a
+/// thread of their own: connect, warm up, measure, stop, report.
+pub fn run_with(
+    config: ClientConfig,
+    connections: impl FnOnce(&Arc<Client>) -> std::io::Result<()> + Send + 'static,
+) -> Result<ClientResult, ClientError> {
     limits::raise_nofile(config.connections)?;
     match fault::get() {
         Some(Fault::ClientAbortAfter(after)) => fault::abort_after(after),
@@ -71,14 +92,8 @@ pub fn run<R: Runtime>(config: ClientConfig) -> Result<ClientResult, ClientError
         thread::Builder::new()
             .name("client-runtime".into())
             .spawn(move || {
-                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    match (client.config.protocol, client.config.rate) {
-                        (Protocol::Udp, _) => R::client_udp(&client),
-                        (_, Some(_)) => R::open_loop(&client),
-                        _ if client.config.arrival == Arrival::Storm => R::storm(&client),
-                        (_, None) => R::client(&client),
-                    }
-                }));
+                let outcome =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| connections(&client)));
                 // The driver may have given up waiting: nobody to tell then.
                 let _ = done_tx.send(outcome);
                 client.runtime_returned();

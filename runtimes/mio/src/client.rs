@@ -32,6 +32,17 @@ pub const START: Token = Token(usize::MAX);
 /// Wakes the event loop when the client's start gate opens.
 pub struct Wakeup(pub mio::Waker);
 
+impl Wakeup {
+    /// The wake-up of `client`'s start gate, as event [`START`] of
+    /// `registry`. Hold it: the gate drops its waker after waking it, and a
+    /// dropped mio::Waker takes its pending event with it.
+    pub fn on_start(client: &Client, registry: &Registry) -> io::Result<Arc<Self>> {
+        let wakeup = Arc::new(Self(mio::Waker::new(registry, START)?));
+        client.notify_on_start(&Waker::from(wakeup.clone()));
+        Ok(wakeup)
+    }
+}
+
 impl Wake for Wakeup {
     fn wake(self: Arc<Self>) {
         // Failing to wake is failing to start: the driver's deadline reports it.
@@ -73,10 +84,7 @@ pub fn event_loop(client: &Client, connections: usize) -> io::Result<()> {
             started: false,
         }));
     }
-    // Held here as well: the gate drops its waker after waking it, and a
-    // dropped mio::Waker takes its pending event with it.
-    let wakeup = Arc::new(Wakeup(mio::Waker::new(poll.registry(), START)?));
-    client.notify_on_start(&Waker::from(wakeup.clone()));
+    let _wakeup = Wakeup::on_start(client, poll.registry())?;
     let mut open = connections;
     while open > 0 && !client.has_failed() {
         if let Err(e) = poll.poll(&mut events, Some(FAILURE_CHECK)) {

@@ -10,8 +10,6 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd};
-use std::sync::Arc;
-use std::task::Waker;
 use std::time::{Duration, Instant};
 
 use mio::unix::SourceFd;
@@ -22,8 +20,8 @@ use pingpong::Client;
 use pingpong::client::open_loop::{Paced, Record};
 use pingpong::client::{Phase, SessionError};
 
-use crate::client::{FAILURE_CHECK, START, Wakeup, finish_connect, open};
-use crate::pipe::Pipe;
+use pingpong_mio::client::{FAILURE_CHECK, START, Wakeup, finish_connect, open};
+use pingpong_mio::pipe::Pipe;
 
 /// The token of the timer.
 const TIMER: Token = Token(usize::MAX - 1);
@@ -61,8 +59,7 @@ pub fn event_loop(client: &Client, thread: usize) -> io::Result<()> {
             queued: None,
         }));
     }
-    let wakeup = Arc::new(Wakeup(mio::Waker::new(poll.registry(), START)?));
-    client.notify_on_start(&Waker::from(wakeup.clone()));
+    let _wakeup = Wakeup::on_start(client, poll.registry())?;
     // A thread's timers may fire up to its timer slack late (50 us by
     // default), so that the kernel can batch wake-ups: none for the generator.
     nix::sys::prctl::set_timerslack(1)?;
