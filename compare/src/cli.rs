@@ -53,6 +53,12 @@ pub enum Command {
     /// or no change, telling real change from noise. Exit 1 when something
     /// regressed, 2 when the input cannot be compared.
     Check(CheckArgs),
+    /// Why a cell moved between two implementations of one run: each side
+    /// run again under callgrind, counted by call stack, the functions
+    /// whose instructions per block moved past the runs' variation named
+    /// with a differential flame graph of each side, beside the run's own
+    /// system calls and context switches per block.
+    Explain(ExplainArgs),
     /// Finds the first release of a runtime crate whose figure differs from
     /// a good release's: a binary search over the releases between GOOD
     /// and BAD, each step a run paired with GOOD and check's verdict.
@@ -236,6 +242,41 @@ pub struct CheckArgs {
     /// PostgreSQL database.
     #[arg(long, value_name = "FILE|URL|none")]
     pub history: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// A results.json, or the folder of a run.
+    pub results: PathBuf,
+    /// The baseline implementation of the run, e.g. tokio@1.51.0.
+    #[arg(long)]
+    pub baseline: String,
+    /// The candidate implementation of the run, e.g. tokio@1.52.0.
+    #[arg(long)]
+    pub candidate: String,
+    /// The cell to explain, as check labels it without its implementation
+    /// ("1 thread, 10 connections, 16384 B"); repeatable. Default: every
+    /// cell both ran.
+    #[arg(long = "cell", value_name = "LABEL")]
+    pub cells: Vec<String>,
+    /// Counted runs of each side of each implementation, taken in turns:
+    /// a function's move is told from the runs' own variation.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(2..=50))]
+    pub repeat: u64,
+    /// Count one side only, server or client (default: both).
+    #[arg(long, value_parser = ["server", "client"])]
+    pub side: Option<String>,
+    /// Blocks per connection of the shorter count (the longer has twice
+    /// as many; their difference is what a block costs).
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..))]
+    pub blocks: u64,
+    /// Where the explanations go, a folder per cell (default:
+    /// explain/BASELINE-vs-CANDIDATE beside the results).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// The cargo profile the binaries are built with, as the run's were.
+    #[arg(long, env = defaults::PROFILE_ENV, default_value = defaults::PROFILE)]
+    pub profile: String,
 }
 
 #[derive(Debug, Args)]

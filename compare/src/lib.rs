@@ -28,6 +28,7 @@ pub mod cli;
 pub mod client_hosts;
 pub mod defaults;
 pub mod environment;
+pub mod explain;
 pub mod external;
 pub mod history;
 pub mod implementation;

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use compare::cli::{Cli, Command, HistoryCommand};
 use compare::history::History;
-use compare::{bisect, check, history, list, options, report, run, site};
+use compare::{bisect, check, explain, history, list, options, report, run, site};
 
 fn main() -> ExitCode {
     let outcome = match Cli::parse().command {
@@ -23,6 +23,14 @@ fn main() -> ExitCode {
         Command::Check(args) => options::check(args)
             .and_then(check::check)
             .map(|o| u8::from(o == check::Outcome::Regressed)),
+        Command::Explain(args) => options::explain(args)
+            .and_then(|o| explain::explain(&o, |line| eprintln!("{line}")))
+            .map(|explained| {
+                for e in explained {
+                    println!("{}: {}", e.cell, e.summary());
+                }
+                0
+            }),
         Command::Bisect(args) => options::bisect(args)
             .and_then(|o| bisect::bisect(&o))
             .map(|_| 0),

@@ -14,19 +14,22 @@ use pingpong::server::Shape;
 
 use crate::adapters::ADAPTERS;
 use crate::cli::{
-    BisectArgs, CheckArgs, Cli, Command, Precision, ReportArgs, RunArgs, SiteArgs, Timing,
+    BisectArgs, CheckArgs, Cli, Command, ExplainArgs, Precision, ReportArgs, RunArgs, SiteArgs,
+    Timing,
 };
 use crate::external::External;
 use crate::implementation::{Implementation, Spec, Versions, split_list};
 use crate::matrix::{Load, Rate};
 use crate::named::Named;
 use crate::preset::Preset;
+use crate::repetition::Side;
 use crate::results::registry;
 use crate::results::{Config, ReleaseRange, Skipped, TlsSettings};
 use crate::revision::{self, Source};
 use crate::shell::shell_words;
 use crate::{
-    bisect, check, defaults, history, matrix, placement, releases, remote, report, run, site,
+    bisect, check, defaults, explain, history, matrix, placement, releases, remote, report, run,
+    site,
 };
 
 pub fn run(args: RunArgs) -> Result<run::Options> {
@@ -659,6 +662,28 @@ pub fn check(args: CheckArgs) -> Result<check::Options> {
         counted_threshold: args.counted_threshold / 100.0,
         confidence: args.confidence,
         format: args.format,
+    })
+}
+
+pub fn explain(args: ExplainArgs) -> Result<explain::Options> {
+    let results = crate::results::file::named(&args.results);
+    let out = args
+        .out
+        .unwrap_or_else(|| explain::default_out(&results, &args.baseline, &args.candidate));
+    Ok(explain::Options {
+        results,
+        baseline: args.baseline,
+        candidate: args.candidate,
+        cells: args.cells,
+        sides: match args.side.as_deref() {
+            Some("server") => vec![Side::Server],
+            Some(_) => vec![Side::Client],
+            None => vec![Side::Server, Side::Client],
+        },
+        repeat: args.repeat as usize,
+        blocks: args.blocks,
+        out,
+        profile: args.profile,
     })
 }
 

@@ -81,12 +81,13 @@ enum Mode<'a> {
     /// The timed window of the options.
     Timed,
     /// `blocks` per connection, the `under` side under callgrind, its
-    /// counts written to `out`.
+    /// counts (by call stack, with `stacks`) written to `out`.
     Counted {
         blocks: u64,
         under: Side,
         callgrind: &'a Callgrind,
         out: &'a Path,
+        stacks: bool,
     },
 }
 
@@ -103,8 +104,9 @@ impl Mode<'_> {
                 under,
                 callgrind,
                 out,
+                stacks,
                 ..
-            } if *under == side => callgrind.wrap(program, &args, out),
+            } if *under == side => callgrind.wrap(program, &args, out, *stacks),
             _ => (program.to_path_buf(), args),
         }
     }
@@ -186,6 +188,7 @@ impl ProcessPair {
                     under,
                     callgrind,
                     out: &out,
+                    stacks: false,
                 };
                 let measured = self
                     .pair(job, mode)
@@ -208,6 +211,41 @@ impl ProcessPair {
             server_syscalls: syscalls[0],
             client_syscalls: syscalls[1],
         })
+    }
+
+    /// `job`'s `under` side under callgrind, counted by call stack, with
+    /// `blocks` per connection and then twice as many: the two counts'
+    /// files, written into `dir`.
+    pub fn stacks(
+        &self,
+        job: &Job,
+        blocks: u64,
+        under: Side,
+        dir: &Path,
+    ) -> Result<[std::path::PathBuf; 2], String> {
+        let program = [job.server, job.client][usize::from(under == Side::Client)];
+        match program {
+            Program::Binary { adapter, .. } if adapter.io_uring => {
+                return Err(format!("{}: {UNDER_VALGRIND}", adapter.name));
+            }
+            Program::Binary { .. } => {}
+            _ => return Err("an external program is not counted".into()),
+        }
+        let callgrind = Callgrind::find()?;
+        let run = |n: u64| {
+            let out = dir.join(format!("{under}-{n}.callgrind"));
+            let mode = Mode::Counted {
+                blocks: n,
+                under,
+                callgrind: &callgrind,
+                out: &out,
+                stacks: true,
+            };
+            self.pair(job, mode)
+                .map_err(|e| format!("with the {under} under callgrind: {e}"))?;
+            Ok::<_, String>(out)
+        };
+        Ok([run(blocks)?, run(2 * blocks)?])
     }
 
     /// One pair of processes: the server where the site says, the client

@@ -534,7 +534,10 @@ const LAYERS: &[(&str, &[&str])] = &[
             "progress",
         ],
     ),
-    ("the readers of results", &["history", "report", "check"]),
+    (
+        "the readers of results",
+        &["history", "report", "explain", "check"],
+    ),
     ("the commands", &["run", "bisect", "list", "site"]),
     ("the command line", &["cli", "options"]),
 ];

@@ -26,8 +26,15 @@
 //! - `wake-every=<n>`: every `n`th block the server echoes wakes a thread
 //!   of its own that has nothing to do and parks again: an idle worker
 //!   woken for no work, a wake-up (a futex call and two context switches)
-//!   of known frequency, for measuring what the cost verdicts catch.
+//!   of known frequency, for measuring what the cost verdicts catch;
+//! - `costly=<units>`: the server does that many units of work per block
+//!   in a function of its own, [`injected_work`], and `client-costly=<units>`
+//!   the client, per block back: a cost whose place is known, for proving
+//!   what `compare explain` names;
+//! - `syscall`: the server makes one system call more per block, from a
+//!   function of its own, [`injected_syscall`].
 
+use std::hint::black_box;
 use std::path::Path;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -50,6 +57,9 @@ pub enum Fault {
     DropEvery(u64),
     WakeEvery(u64),
     MalformedAnswer,
+    Costly(u64),
+    ClientCostly(u64),
+    Syscall,
 }
 
 static FAULT: OnceLock<Option<Fault>> = OnceLock::new();
@@ -111,6 +121,9 @@ fn parse_for_me(spec: &str) -> Result<Option<Fault>, String> {
                 .ok_or_else(|| format!("{ENV}: {v:?} is not a positive count of blocks"))?,
         ),
         Some(("client-slow", v)) => Fault::ClientSlow(units(v)?),
+        Some(("costly", v)) => Fault::Costly(units(v)?),
+        Some(("client-costly", v)) => Fault::ClientCostly(units(v)?),
+        None if fault == "syscall" => Fault::Syscall,
         None if fault == "hang-before-ready" => Fault::HangBeforeReady,
         None if fault == "refuse" => Fault::Refuse,
         None if fault == "untrusted-certificate" => Fault::UntrustedCertificate,
@@ -132,17 +145,75 @@ pub fn ends_connection(echoed: u64) -> bool {
     matches!(get(), Some(Fault::CloseNotifyAfter(after)) if echoed >= after)
 }
 
-/// After echoing `n` bytes from stream offset `offset`: with `wake-every`,
-/// a wake-up of the idle thread for every `every`th block boundary the
-/// server's echoes have crossed.
-pub fn wake_on_echo(offset: u64, n: usize, block: usize) {
-    let Some(Fault::WakeEvery(every)) = get() else {
-        return;
-    };
+/// After the server echoed `n` bytes from stream offset `offset`, for
+/// every block boundary they crossed: with `wake-every`, a wake-up of the
+/// idle thread every `every`th; with `costly`, the injected work; with
+/// `syscall`, the injected system call.
+pub fn on_echo(offset: u64, n: usize, block: usize) {
+    let crossed = crossed(offset, n, block);
+    match get() {
+        Some(Fault::WakeEvery(every)) => wake_idle(every, crossed),
+        Some(Fault::Costly(units)) => (0..crossed).for_each(|_| injected_work(units)),
+        Some(Fault::Syscall) => (0..crossed).for_each(|_| injected_syscall()),
+        _ => {}
+    }
+}
+
+/// After the client got `n` bytes back from stream offset `offset`: with
+/// `client-costly`, the injected work for every block boundary crossed.
+pub fn on_block_back(offset: u64, n: usize, block: usize) {
+    if let Some(Fault::ClientCostly(units)) = get() {
+        (0..crossed(offset, n, block)).for_each(|_| injected_work(units));
+    }
+}
+
+/// The block boundaries `n` bytes from stream offset `offset` cross.
+fn crossed(offset: u64, n: usize, block: usize) -> u64 {
+    let block = block.max(1) as u64;
+    (offset + n as u64) / block - offset / block
+}
+
+/// The `costly` faults' work: `units` rounds of xorshift64, in a function
+/// never inlined and calling none (operators and a while loop, which even
+/// an unoptimised build keeps in place), so that a profile finds every
+/// instruction of it here, by this name.
+#[inline(never)]
+pub fn injected_work(units: u64) {
+    let (mut x, mut i) = (0x9e37_79b9_7f4a_7c15u64, 0);
+    while i < units {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        i += 1;
+    }
+    black_box(x);
+}
+
+/// The `syscall` fault's system call (getpid), made by this function's
+/// own instructions rather than through libc's wrapper, so that a profile
+/// counts it here by this name.
+#[inline(never)]
+pub fn injected_syscall() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: getpid takes no arguments, touches no memory and cannot fail;
+    // the kernel clobbers rcx and r11 on the way back, as declared.
+    unsafe {
+        std::arch::asm!(
+            "syscall",
+            inlateout("rax") 39i64 => _,
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    black_box(std::process::id());
+}
+
+/// A wake-up of the idle thread for every `every`th of the `crossed` blocks.
+fn wake_idle(every: u64, crossed: u64) {
     static BLOCKS: AtomicU64 = AtomicU64::new(0);
     static IDLE: OnceLock<Thread> = OnceLock::new();
-    let block = block.max(1) as u64;
-    let crossed = (offset + n as u64) / block - offset / block;
     for _ in 0..crossed {
         if BLOCKS.fetch_add(1, Ordering::Relaxed) % every == every - 1 {
             let idle = IDLE.get_or_init(|| {

@@ -3,8 +3,25 @@
 //! where wall-clock figures move by tens of percent. It counts the
 //! process's own code (the runtime, the protocol, libc), not the kernel's.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// How many frames of a call stack callgrind tells apart
+/// (`--separate-callers`): a stack deeper than that is cut at its outer end.
+pub const STACK_DEPTH: usize = 24;
+
+/// Call stacks and what was counted at their tips, outermost frame
+/// first, folded as flame graphs read them: `main;serve;echo` -> 1234
+/// instructions and 1 system call.
+pub type Stacks = BTreeMap<String, Count>;
+
+/// What a function counted itself, not in the functions it called.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Count {
+    pub instructions: u64,
+    pub syscalls: u64,
+}
 
 /// valgrind, found on this machine.
 #[derive(Clone)]
@@ -31,16 +48,103 @@ impl Callgrind {
     }
 
     /// The program and arguments that run `program args` under callgrind,
-    /// its counts written to `out` when it exits.
-    pub fn wrap(&self, program: &Path, args: &[String], out: &Path) -> (PathBuf, Vec<String>) {
+    /// its counts written to `out` when it exits; with `stacks`, counted
+    /// by call stack ([`stacks`]) and not only in all.
+    pub fn wrap(
+        &self,
+        program: &Path,
+        args: &[String],
+        out: &Path,
+        stacks: bool,
+    ) -> (PathBuf, Vec<String>) {
         let mut wrapped = vec![
             "--tool=callgrind".to_string(),
             format!("--callgrind-out-file={}", out.display()),
-            program.to_string_lossy().into_owned(),
         ];
+        if stacks {
+            wrapped.extend([
+                format!("--separate-callers={STACK_DEPTH}"),
+                // A recursion is one function, not `f'2`, which would read
+                // as a caller named 2.
+                "--separate-recs=1".into(),
+                "--collect-systime=yes".into(),
+                "--compress-strings=no".into(),
+                "--compress-pos=no".into(),
+            ]);
+        }
+        wrapped.push(program.to_string_lossy().into_owned());
         wrapped.extend_from_slice(args);
         (self.valgrind.clone(), wrapped)
     }
+}
+
+/// The instructions and system calls at the tip of each call stack, from
+/// a callgrind file written with its callers separated and nothing
+/// compressed ([`Callgrind::wrap`] with stacks): each function context
+/// (`fn=echo'serve'main`) is a stack, and its own cost lines, not those
+/// of the calls it makes (the line after `calls=`), its counts.
+pub fn stacks(out: &Path) -> Result<Stacks, String> {
+    let text = std::fs::read_to_string(out)
+        .map_err(|e| format!("callgrind wrote no {}: {e}", out.display()))?;
+    let mut stacks = Stacks::new();
+    let mut context: Option<String> = None;
+    let mut a_call = false;
+    // Where each event's figure stands on a cost line, after its position.
+    let (mut ir, mut sys) = (Some(0), None);
+    for line in text.lines() {
+        if let Some(events) = line.strip_prefix("events:") {
+            let events: Vec<&str> = events.split_whitespace().collect();
+            ir = events.iter().position(|e| *e == "Ir");
+            sys = events.iter().position(|e| *e == "sysCount");
+        } else if let Some(name) = line.strip_prefix("fn=") {
+            context = Some(folded(name));
+        } else if line.starts_with("calls=") {
+            a_call = true;
+        } else if line.starts_with(|c: char| c.is_ascii_digit() || "+-*".contains(c)) {
+            // The cost of the call just named is its callee's: not here.
+            if std::mem::take(&mut a_call) {
+                continue;
+            }
+            // Trailing events that counted nothing are left out.
+            let figures: Vec<u64> = line
+                .split_whitespace()
+                .skip(1)
+                .map_while(|n| n.parse().ok())
+                .collect();
+            let event = |at: Option<usize>| at.and_then(|i| figures.get(i)).copied();
+            if let Some(context) = &context {
+                let count = stacks.entry(context.clone()).or_default();
+                count.instructions += event(ir).unwrap_or(0);
+                count.syscalls += event(sys).unwrap_or(0);
+            }
+        }
+    }
+    match context {
+        Some(_) => Ok(stacks),
+        None => Err(format!("{} names no function", out.display())),
+    }
+}
+
+/// A function context (`echo'serve'main`) as a folded stack
+/// (`main;serve;echo`), each frame named without its symbol's hash and
+/// without the separator of folded stacks (`[u8; 16]` -> `[u8, 16]`).
+fn folded(context: &str) -> String {
+    let frames: Vec<String> = context
+        .split('\'')
+        .rev()
+        .map(|frame| {
+            let frame = match frame.rsplit_once("::h") {
+                Some((name, hash))
+                    if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) =>
+                {
+                    name
+                }
+                _ => frame,
+            };
+            frame.replace(';', ",")
+        })
+        .collect();
+    frames.join(";")
 }
 
 /// The instructions (Ir) a callgrind output file counts in all.
@@ -76,7 +180,7 @@ mod tests {
                 "-c".into(),
                 format!("i=0; while [ $i -lt {n} ]; do i=$((i+1)); done"),
             ];
-            let (program, args) = callgrind.wrap(Path::new("/bin/sh"), &args, &out);
+            let (program, args) = callgrind.wrap(Path::new("/bin/sh"), &args, &out, false);
             let status = Command::new(program).args(args).output().unwrap().status;
             assert!(status.success());
             total(&out).unwrap()
@@ -84,6 +188,35 @@ mod tests {
         let (a, b, more) = (count("1000", "a"), count("1000", "b"), count("2000", "c"));
         assert!(a.abs_diff(b) * 1000 < a, "{a} and {b} for the same work");
         assert!(more > a + (a / 10), "{more} for twice the loop of {a}");
+    }
+
+    #[test]
+    fn a_function_s_own_instructions_are_its_stack_s_and_a_call_s_are_its_callee_s() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("x");
+        let file = "events: Ir sysCount sysTime\nfl=a.rs\n\
+                    fn=echo::h0123456789abcdef'serve'main\n3 10\n\
+                    cfn=write'echo'serve\ncalls=2 0\n4 500 2 9\n5 7 1 3\n\
+                    fn=<[u8; 16]>::fill'echo'serve\n1 4\nfn=echo'serve'main\n+1 3\n";
+        std::fs::write(&out, file).unwrap();
+        let found = stacks(&out).unwrap();
+        let expected = [
+            ("main;serve;echo", 20, 1),
+            ("serve;echo;<[u8, 16]>::fill", 4, 0),
+        ];
+        let expected: Stacks = expected
+            .into_iter()
+            .map(|(s, instructions, syscalls)| {
+                let count = Count {
+                    instructions,
+                    syscalls,
+                };
+                (s.to_string(), count)
+            })
+            .collect();
+        assert_eq!(found, expected);
+        std::fs::write(&out, "events: Ir\n").unwrap();
+        assert!(stacks(&out).unwrap_err().contains("names no function"));
     }
 
     #[test]

@@ -7,6 +7,7 @@ mod client_bound;
 mod client_hosts;
 mod common;
 mod errors;
+mod explain;
 mod external;
 mod faults;
 mod history;

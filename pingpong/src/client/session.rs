@@ -10,7 +10,7 @@ use super::state::{Arrived, Client, Phase};
 use crate::latency::Clock;
 use crate::protocol::{Mismatch, Protocol, Verifier};
 use crate::web::{Piece, Unframer};
-use crate::work;
+use crate::{fault, work};
 
 /// Why one client connection failed.
 #[derive(Debug, thiserror::Error)]
@@ -194,6 +194,7 @@ impl<'a> Session<'a> {
         self.verifier.check(data)?;
         // Only a slowed client (the client-slow fault) works per block.
         work::on_echo(before, data.len(), self.client.pattern.len());
+        fault::on_block_back(before, data.len(), self.client.pattern.len());
         if let Some(sent) = self.first_sent
             && self.verifier.offset() >= self.client.pattern.len() as u64
         {

@@ -10,6 +10,6 @@ use crate::{fault, work};
 pub fn before_echo(data: &mut [u8], offset: u64, block: usize) {
     tally::read();
     work::on_echo(offset, data.len(), block);
-    fault::wake_on_echo(offset, data.len(), block);
+    fault::on_echo(offset, data.len(), block);
     fault::corrupt(data, offset);
 }

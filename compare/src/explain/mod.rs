@@ -1,0 +1,498 @@
+//! `compare explain`: why a cell moved between two implementations of one
+//! run. Each side (server, client) of both is run again under callgrind,
+//! counted by call stack, several times and interleaved; the functions whose
+//! own instructions per block moved by more than the runs vary are named,
+//! largest first, beside a differential flame graph of each side and the
+//! run's own system calls and context switches per block.
+
+mod flame;
+pub mod moved;
+mod stacks;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+use crate::binaries;
+use crate::implementation::Implementation;
+use crate::pair::ProcessPair;
+use crate::placement;
+use crate::plan::Plan;
+use crate::remote::Site;
+use crate::repetition::{Job, Side};
+use crate::results::key::CellKey;
+use crate::results::registry::Figure;
+use crate::results::{Cell, Results, Status};
+use moved::{Function, Kind};
+use stacks::PerBlock;
+
+/// What `compare explain` explains, and how.
+pub struct Options {
+    /// The run's results file.
+    pub results: PathBuf,
+    pub baseline: String,
+    pub candidate: String,
+    /// The cells to explain, by what they measure (`1 thread, 10
+    /// connections, 16384 B`); none: every cell both ran.
+    pub cells: Vec<String>,
+    /// The sides counted.
+    pub sides: Vec<Side>,
+    /// Counted runs of each side of each implementation.
+    pub repeat: usize,
+    /// Blocks per connection of the shorter count.
+    pub blocks: u64,
+    /// Where the explanations go; each cell's in a folder of its own.
+    pub out: PathBuf,
+    /// The cargo profile the binaries are built with.
+    pub profile: String,
+}
+
+/// One cell's explanation, as its folder keeps it (`explain.json`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Explained {
+    /// What the cell measures (its key without the implementation).
+    pub cell: String,
+    pub baseline: String,
+    pub candidate: String,
+    /// The command that made it.
+    pub command: String,
+    pub sides: Vec<Explanation>,
+    /// The run's cost figures per block, each side's, both implementations'.
+    pub costs: Vec<CostRow>,
+}
+
+/// One side's functions, or why it was not counted.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Explanation {
+    pub side: String,
+    /// Counted runs of each implementation.
+    pub runs: usize,
+    /// Per block in all, medians: instructions, then system calls; each
+    /// baseline, candidate.
+    pub totals: Option<[[f64; 2]; 2]>,
+    /// The functions by their instructions, then by their system calls.
+    pub functions: Vec<Function>,
+    pub syscalls: Vec<Function>,
+    /// Why the side was not counted, where it was not.
+    pub absent: Option<String>,
+}
+
+/// A cost figure of the run (medians of its cost runs).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CostRow {
+    pub label: String,
+    pub baseline: Option<f64>,
+    pub candidate: Option<f64>,
+}
+
+/// The figures of each side the costs table shows: CPU, switches and
+/// system calls by kind, per block.
+const COST_FIGURES: [&str; 9] = [
+    "cpu_us_per_block",
+    "voluntary_switches_per_block",
+    "involuntary_switches_per_block",
+    "syscalls_per_block",
+    "reads_per_block",
+    "writes_per_block",
+    "waits_per_block",
+    "futex_per_block",
+    "other_syscalls_per_block",
+];
+
+/// The name of an explanation's file in its folder.
+pub const FILE: &str = "explain.json";
+/// And of its page.
+pub const PAGE: &str = "README.md";
+
+impl Explained {
+    /// Its functions that moved past the runs' variation, on either side:
+    /// by system calls (each costs more than most moves of instructions),
+    /// then by instructions, each largest first.
+    pub fn told(&self) -> Vec<(&str, &Function)> {
+        let mut told: Vec<(&str, &Function)> = self
+            .sides
+            .iter()
+            .flat_map(|s| {
+                let side = s.side.as_str();
+                s.syscalls
+                    .iter()
+                    .chain(&s.functions)
+                    .filter(|f| f.told)
+                    .map(move |f| (side, f))
+            })
+            .collect();
+        told.sort_by(|a, b| {
+            (b.1.kind == Kind::Syscalls)
+                .cmp(&(a.1.kind == Kind::Syscalls))
+                .then(b.1.own_moved().abs().total_cmp(&a.1.own_moved().abs()))
+        });
+        told
+    }
+
+    /// Reads the explanation in `folder`.
+    pub fn load(folder: &Path) -> Result<Self> {
+        let path = folder.join(FILE);
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        serde_json::from_str(&text).with_context(|| format!("{} is no explanation", path.display()))
+    }
+}
+
+/// The folder of `cell`'s explanation under `out`.
+pub fn folder(out: &Path, cell: &str) -> PathBuf {
+    let slug: String = cell
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect::<String>()
+        .split('-')
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join("-");
+    out.join(slug)
+}
+
+/// The default folder of explanations of `baseline` against `candidate`
+/// in the run whose results are `results`: `explain/` beside them.
+pub fn default_out(results: &Path, baseline: &str, candidate: &str) -> PathBuf {
+    let run = results.parent().unwrap_or(Path::new("."));
+    folder(&run.join("explain"), &format!("{baseline} vs {candidate}"))
+}
+
+/// Explains every cell asked for; says each step on `progress`.
+pub fn explain(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<Explained>> {
+    let results = Results::load(&options.results)?;
+    let pairs = pairs(&results, options)?;
+    let plan = Plan::of(&results.config)?;
+    let implementation = |name: &str| -> Result<Implementation> {
+        plan.implementations()
+            .into_iter()
+            .find(|i| i.name() == name)
+            .with_context(|| format!("the run has no program named {name}"))
+    };
+    let mut implementations = Vec::new();
+    for (b, c) in &pairs {
+        for name in [&b.implementation, &b.client, &c.implementation, &c.client] {
+            let found = implementation(name)?;
+            if !implementations.contains(&found) {
+                implementations.push(found);
+            }
+        }
+    }
+    let programs = binaries::locate(&implementations, &[], None, &options.profile)?;
+    let cpus = placement::available_cpus()?;
+    let pair = ProcessPair::new(Site::Local, Vec::new(), None);
+    let command = command(options);
+    let mut explained = Vec::new();
+    for (b, c) in pairs {
+        let what = CellKey::of(b).what();
+        progress(&format!(
+            "explaining {what}: {} -> {}",
+            options.baseline, options.candidate
+        ));
+        let load = b.load();
+        let placement = plan.pin.place(&cpus, load.threads, load.client_threads());
+        let job = |cell: &Cell| -> Job {
+            Job {
+                server: &programs[&cell.implementation],
+                client: &programs[&cell.client],
+                load,
+                workload: cell.workload(),
+                rate: None,
+                work: results.config.work,
+                warmup: Duration::from_secs_f64(results.config.warmup),
+                seconds: Duration::from_secs_f64(results.config.seconds),
+                latency: false,
+                arrival: results.config.arrival(),
+                placement: &placement,
+                counting: false,
+            }
+        };
+        let (jobs, blocks) = ([job(b), job(c)], options.blocks);
+        let mut sides = Vec::new();
+        for &side in &options.sides {
+            let counted = match b.workload().rate {
+                None => counted(&pair, &jobs, side, blocks, options.repeat, &mut progress),
+                Some(_) => Err("an open-loop cell is not counted: under callgrind no rate \
+                                holds; explain its closed-loop twin"
+                    .into()),
+            };
+            sides.push(match counted {
+                Ok(runs) => {
+                    let (functions, instructions) =
+                        moved::compare(&runs[0], &runs[1], Kind::Instructions);
+                    let (syscalls, calls) = moved::compare(&runs[0], &runs[1], Kind::Syscalls);
+                    let dir = folder(&options.out, &what);
+                    std::fs::create_dir_all(&dir)
+                        .with_context(|| format!("creating {}", dir.display()))?;
+                    let title = format!(
+                        "{side}: {} -> {}, {what}",
+                        options.baseline, options.candidate
+                    );
+                    let svg = flame::svg(&title, &flame::mean(&runs[0]), &flame::mean(&runs[1]))?;
+                    std::fs::write(dir.join(format!("{side}.svg")), svg)?;
+                    Explanation {
+                        side: side.to_string(),
+                        runs: options.repeat,
+                        totals: Some([instructions, calls]),
+                        functions,
+                        syscalls,
+                        absent: None,
+                    }
+                }
+                Err(why) => Explanation {
+                    side: side.to_string(),
+                    runs: 0,
+                    totals: None,
+                    functions: Vec::new(),
+                    syscalls: Vec::new(),
+                    absent: Some(why),
+                },
+            });
+        }
+        let one = Explained {
+            cell: what.clone(),
+            baseline: options.baseline.clone(),
+            candidate: options.candidate.clone(),
+            command: command.clone(),
+            sides,
+            costs: costs(b, c),
+        };
+        let dir = folder(&options.out, &what);
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        std::fs::write(dir.join(FILE), serde_json::to_string_pretty(&one)?)?;
+        std::fs::write(dir.join(PAGE), page(&one))?;
+        progress(&format!("  {}", one.summary()));
+        explained.push(one);
+    }
+    Ok(explained)
+}
+
+impl Explained {
+    /// One line: the functions that moved most, or that none moved past
+    /// the runs' variation.
+    pub fn summary(&self) -> String {
+        let told = self.told();
+        if told.is_empty() {
+            return "no function moved past the runs' variation".into();
+        }
+        let named: Vec<String> = told
+            .iter()
+            .take(3)
+            .map(|(side, f)| {
+                let moved = match f.kind {
+                    Kind::Instructions => format!("{:+.0}", f.own_moved()),
+                    Kind::Syscalls => format!("{:+.2}", f.own_moved()),
+                };
+                format!("{} ({side}, {moved} {}/block)", f.name, f.kind.unit())
+            })
+            .collect();
+        named.join(", ")
+    }
+}
+
+/// The two implementations' cells asked for, matched by what they measure.
+fn pairs<'r>(results: &'r Results, options: &Options) -> Result<Vec<(&'r Cell, &'r Cell)>> {
+    let of = |name: &str| -> Result<BTreeMap<CellKey, &'r Cell>> {
+        let cells: BTreeMap<CellKey, &Cell> = results
+            .cells
+            .iter()
+            .filter(|c| c.implementation == name)
+            .map(|c| (CellKey::of(c).unnamed(), c))
+            .collect();
+        if cells.is_empty() {
+            bail!(
+                "{} has no implementation {name}; it has {}",
+                options.results.display(),
+                results.config.implementations.join(", ")
+            );
+        }
+        Ok(cells)
+    };
+    let (baseline, candidate) = (of(&options.baseline)?, of(&options.candidate)?);
+    let both: Vec<(&Cell, &Cell)> = baseline
+        .iter()
+        .filter_map(|(key, b)| Some((*b, *candidate.get(key)?)))
+        .filter(|(b, c)| b.status == Status::Ok && c.status == Status::Ok)
+        .collect();
+    if options.cells.is_empty() {
+        return Ok(both);
+    }
+    let mut chosen = Vec::new();
+    for asked in &options.cells {
+        let found = both.iter().find(|(b, _)| CellKey::of(b).what() == *asked);
+        let Some(found) = found else {
+            let known: Vec<String> = both.iter().map(|(b, _)| CellKey::of(b).what()).collect();
+            bail!(
+                "no cell {asked:?} that both ran well; they have: {}",
+                known.join("; ")
+            );
+        };
+        chosen.push(*found);
+    }
+    Ok(chosen)
+}
+
+/// The `repeat` counted runs of `side` of each of the two jobs, taken in
+/// turns, each its instructions per block by call stack.
+fn counted(
+    pair: &ProcessPair,
+    jobs: &[Job; 2],
+    side: Side,
+    blocks: u64,
+    repeat: usize,
+    progress: &mut impl FnMut(&str),
+) -> Result<[Vec<PerBlock>; 2], String> {
+    let dir = tempfile::tempdir().map_err(|e| format!("a folder for callgrind: {e}"))?;
+    let mut runs: [Vec<PerBlock>; 2] = Default::default();
+    for round in 1..=repeat {
+        for (i, job) in jobs.iter().enumerate() {
+            progress(&format!(
+                "  {side}, run {round} of {repeat}, {}",
+                ["baseline", "candidate"][i]
+            ));
+            let [short, long] = pair.stacks(job, blocks, side, dir.path())?;
+            let extra = (blocks * job.load.connections as u64) as f64;
+            runs[i].push(stacks::per_block(
+                &crate::measure::callgrind::stacks(&short)?,
+                &crate::measure::callgrind::stacks(&long)?,
+                extra,
+            ));
+        }
+    }
+    Ok(runs)
+}
+
+/// The run's cost figures of both cells, each side's.
+fn costs(b: &Cell, c: &Cell) -> Vec<CostRow> {
+    let mut rows = Vec::new();
+    for side in ["server", "client"] {
+        for figure in COST_FIGURES {
+            let Some(figure) = Figure::named(&format!("{side}_{figure}")) else {
+                continue;
+            };
+            let median = |cell: &Cell| cell.summary(figure).map(|s| s.median);
+            rows.push(CostRow {
+                label: figure.label.to_string(),
+                baseline: median(b),
+                candidate: median(c),
+            });
+        }
+    }
+    rows.retain(|r| r.baseline.is_some() || r.candidate.is_some());
+    rows
+}
+
+/// The command line that explains what `options` asks.
+fn command(options: &Options) -> String {
+    let mut words = vec![
+        "compare".to_string(),
+        "explain".into(),
+        options.results.display().to_string(),
+        "--baseline".into(),
+        options.baseline.clone(),
+        "--candidate".into(),
+        options.candidate.clone(),
+    ];
+    for cell in &options.cells {
+        words.extend(["--cell".into(), cell.clone()]);
+    }
+    if let [side] = options.sides[..] {
+        words.extend(["--side".into(), side.to_string()]);
+    }
+    words.extend([
+        "--repeat".into(),
+        options.repeat.to_string(),
+        "--blocks".into(),
+        options.blocks.to_string(),
+    ]);
+    crate::shell::shell_words(words.iter().map(String::as_str))
+}
+
+/// The explanation as markdown: the run's costs, then each side's functions
+/// and its flame graph.
+fn page(e: &Explained) -> String {
+    let mut out = format!(
+        "# Why it moved: {}, {} -> {}\n\n`{}`\n\n",
+        e.cell, e.baseline, e.candidate, e.command
+    );
+    out += &format!("Summary: {}.\n\n", e.summary());
+    if !e.costs.is_empty() {
+        out += "## Per block, from the run's cost runs (medians)\n\n\
+                | figure | baseline | candidate | moved |\n|---|---:|---:|---:|\n";
+        for r in &e.costs {
+            let moved = match (r.baseline, r.candidate) {
+                (Some(b), Some(c)) => format!("{:+.2}", c - b),
+                _ => "-".into(),
+            };
+            let show = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2}"));
+            out += &format!(
+                "| {} | {} | {} | {moved} |\n",
+                r.label,
+                show(r.baseline),
+                show(r.candidate)
+            );
+        }
+        out += "\n";
+    }
+    for side in &e.sides {
+        out += &format!("## {}: per block, by function\n\n", side.side);
+        if let Some(why) = &side.absent {
+            out += &format!("Not counted: {why}.\n\n");
+            continue;
+        }
+        if let Some([[b, c], [bs, cs]]) = side.totals {
+            out += &format!(
+                "Counted under callgrind, {} runs of each, in turns: {b:.0} -> {c:.0} \
+                 instructions ({:+.1}%) and {bs:.2} -> {cs:.2} system calls per block in all. \
+                 Told: a function's own figure moved by more than twice the widest range of \
+                 either side's runs, and by {} instructions (or {:.1}% of the baseline's) or \
+                 {} system calls at least.\n\n",
+                side.runs,
+                (c / b - 1.0) * 100.0,
+                moved::FLOOR_INSTRUCTIONS,
+                moved::FLOOR_SHARE * 100.0,
+                moved::FLOOR_SYSCALLS,
+            );
+        }
+        out += &table("Instructions", &side.functions, 0);
+        out += &table("System calls", &side.syscalls, 2);
+        out += &format!("![{0}: differential flame graph]({0}.svg)\n\n", side.side);
+    }
+    out
+}
+
+/// A table of `functions` by one kind, their figures with `decimals`.
+fn table(title: &str, functions: &[Function], decimals: usize) -> String {
+    let mut out = format!(
+        "{title}:\n\n| function | crate | own: baseline | candidate | moved | with callees: \
+         baseline | candidate | moved | runs vary by | told |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|---:|---|\n"
+    );
+    let shown = functions
+        .iter()
+        .filter(|f| f.baseline[1] != 0.0 || f.candidate[1] != 0.0)
+        .take(ROWS);
+    for f in shown {
+        let d = decimals;
+        out += &format!(
+            "| `{}` | {} | {:.d$} | {:.d$} | {:+.d$} | {:.d$} | {:.d$} | {:+.d$} | {:.d$} | {} |\n",
+            f.name.replace('|', "\\|"),
+            f.krate.as_deref().unwrap_or("-"),
+            f.baseline[0],
+            f.candidate[0],
+            f.own_moved(),
+            f.baseline[1],
+            f.candidate[1],
+            f.inclusive_moved(),
+            f.variation,
+            if f.told { "yes" } else { "no" }
+        );
+    }
+    out + "\n"
+}
+
+/// The functions a side's table shows.
+const ROWS: usize = 25;
