@@ -14,10 +14,11 @@ use semver::Version;
 
 use crate::check::verdicts::{Metric, Thresholds, default_thresholds, judge, within};
 use crate::implementation::Implementation;
+use crate::repetition::Side;
 use crate::results::{Cell, Config, Results, Status};
 use crate::shell::shell_words;
 use crate::stats::Verdict;
-use crate::{binaries, defaults, releases, revision, run};
+use crate::{binaries, defaults, explain, releases, revision, run};
 
 /// What `compare bisect` was asked.
 pub struct Options {
@@ -41,6 +42,9 @@ pub struct Options {
     /// figure's kind; none: the paired threshold of each figure's kind.
     pub threshold: Option<f64>,
     pub out: PathBuf,
+    /// Explain the last run's pair ([`crate::explain`]) and name the
+    /// functions that moved most.
+    pub explain: bool,
 }
 
 /// How the search ended.
@@ -274,6 +278,28 @@ pub fn bisect(options: &Options) -> Result<Found> {
         shell_words([names[1].as_str()].into_iter()),
     );
     println!("the last run: {}", dir.display());
+    if options.explain {
+        let results = crate::results::file::named(&dir);
+        let explain = explain::Options {
+            out: explain::default_out(&results, &names[0], &names[1]),
+            results,
+            baseline: names[0].clone(),
+            candidate: names[1].clone(),
+            cells: Vec::new(),
+            sides: vec![Side::Server, Side::Client],
+            repeat: defaults::EXPLAIN_REPEAT as usize,
+            blocks: defaults::EXPLAIN_BLOCKS,
+            profile: options.profile.clone(),
+        };
+        let explained = explain::explain(&explain, |line| eprintln!("{line}"))?;
+        println!(
+            "{} {}: moved most: {} (explained in {})",
+            adapter.krate,
+            label(first_bad),
+            explain::most_moved(&explained),
+            explain.out.display()
+        );
+    }
     Ok(Found::First {
         version: first_bad.clone(),
         monotonic,

@@ -179,6 +179,10 @@ pub struct BisectArgs {
     /// Folder for the steps' runs (default: results/bisect-<UTC timestamp>).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Explain the last run's pair (`compare explain`) and name, beside
+    /// the version found, the three functions whose cost moved most.
+    #[arg(long)]
+    pub explain: bool,
 }
 
 /// How long each repetition measures, and warms up first: an option group
@@ -242,6 +246,14 @@ pub struct CheckArgs {
     /// PostgreSQL database.
     #[arg(long, value_name = "FILE|URL|none")]
     pub history: Option<PathBuf>,
+    /// Inside one run: explain each flagged cell not explained yet
+    /// (`compare explain`, into its default folder); every format links or
+    /// names each flagged cell's explanation found there.
+    #[arg(long)]
+    pub explain: bool,
+    /// The cargo profile the explanations' binaries are built with.
+    #[arg(long, env = defaults::PROFILE_ENV, default_value = defaults::PROFILE)]
+    pub profile: String,
 }
 
 #[derive(Debug, Args)]
@@ -261,14 +273,16 @@ pub struct ExplainArgs {
     pub cells: Vec<String>,
     /// Counted runs of each side of each implementation, taken in turns:
     /// a function's move is told from the runs' own variation.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(2..=50))]
+    #[arg(long, default_value_t = defaults::EXPLAIN_REPEAT,
+          value_parser = clap::value_parser!(u64).range(2..=50))]
     pub repeat: u64,
     /// Count one side only, server or client (default: both).
     #[arg(long, value_parser = ["server", "client"])]
     pub side: Option<String>,
     /// Blocks per connection of the shorter count (the longer has twice
     /// as many; their difference is what a block costs).
-    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = defaults::EXPLAIN_BLOCKS,
+          value_parser = clap::value_parser!(u64).range(1..))]
     pub blocks: u64,
     /// Where the explanations go, a folder per cell (default:
     /// explain/BASELINE-vs-CANDIDATE beside the results).

@@ -105,6 +105,12 @@ pub const CAPACITY_CLIENT: &str = "mio";
 /// server: the baseline's, which issues its connects in one burst.
 pub const STORM_CLIENT: &str = "mio";
 
+/// Counted runs of each side of each implementation in `compare explain`:
+/// the fewest whose range is a variation, and one more.
+pub const EXPLAIN_REPEAT: u64 = 3;
+/// Blocks per connection of its shorter count.
+pub const EXPLAIN_BLOCKS: u64 = 50;
+
 /// Blocks per connection in the handshake scenario of `--tls`: one round
 /// trip, then a new connection, so that the handshakes set the pace.
 pub const HANDSHAKE_CHURN: u64 = 1;

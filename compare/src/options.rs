@@ -615,6 +615,7 @@ pub fn bisect(args: BisectArgs) -> Result<bisect::Options> {
         out: args
             .out
             .unwrap_or_else(|| Path::new("results").join(format!("bisect-{stamp}"))),
+        explain: args.explain,
     })
 }
 
@@ -653,6 +654,12 @@ pub fn check(args: CheckArgs) -> Result<check::Options> {
     if history.is_some() && pair.is_some() {
         bail!("--history judges two runs; inside one run the sides are paired round by round");
     }
+    if args.explain && pair.is_none() {
+        bail!(
+            "--explain runs the two implementations of one run again: give one results file \
+             with --baseline and --candidate"
+        );
+    }
     Ok(check::Options {
         history,
         results: args.results,
@@ -662,6 +669,7 @@ pub fn check(args: CheckArgs) -> Result<check::Options> {
         counted_threshold: args.counted_threshold / 100.0,
         confidence: args.confidence,
         format: args.format,
+        explain: args.explain.then_some(args.profile),
     })
 }
 

@@ -52,6 +52,10 @@ pub struct ProcessPair {
 const UNDER_VALGRIND: &str = "io_uring under valgrind: a thread waiting in io_uring_enter holds \
      valgrind's one-thread-at-a-time lock and the others never run";
 
+/// Why the kernel does not count a run counted by call stack: callgrind
+/// counts its system calls, function by function.
+const STACKS: &str = "callgrind counts the system calls, by function";
+
 /// Why a timed window's processes are not counted.
 const TIMED: &str = "a timed window is not counted: counting slows every system call";
 
@@ -252,6 +256,7 @@ impl ProcessPair {
     /// here; what the client measured, and what both spent.
     fn pair(&self, job: &Job, mode: Mode) -> Result<Measurement, RepetitionError> {
         let counting = match (job.counting, mode) {
+            (_, Mode::Counted { stacks: true, .. }) => Counting::Off(STACKS),
             (true, _) | (_, Mode::Counted { .. }) => Counting::On,
             (false, Mode::Timed) => Counting::Off(TIMED),
         };

@@ -16,6 +16,7 @@ impl Render for Markdown {
             out.push_str(&line(&row));
         }
         out.push_str(&comparison.epilogue());
+        out.push_str(&comparison.why(true));
         Ok(out)
     }
 }

@@ -8,14 +8,17 @@ mod markdown;
 mod table;
 pub mod verdicts;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
+use crate::defaults;
+use crate::explain::{self, Explained};
 use crate::history::{self, History};
 use crate::named::Named;
+use crate::repetition::Side;
 use crate::results::Results;
-use verdicts::{Render, Sides, Thresholds};
+use verdicts::{Comparison, Render, Sides, Thresholds};
 
 /// How `compare check` prints its comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +70,9 @@ pub struct Options {
     /// Between two runs: the history whose past runs teach each cell's
     /// timed threshold, where it holds enough of them.
     pub history: Option<PathBuf>,
+    /// Inside one run: explain every flagged cell not explained yet, built
+    /// with this cargo profile ([`crate::explain`]).
+    pub explain: Option<String>,
 }
 
 /// Whether anything regressed.
@@ -104,13 +110,69 @@ pub fn check(options: Options) -> Result<Outcome> {
         cost: options.cost_threshold.unwrap_or(defaults.cost),
         counted: options.counted_threshold,
     };
-    let comparison = verdicts::judge(&sides, thresholds, options.confidence)?;
+    let mut comparison = verdicts::judge(&sides, thresholds, options.confidence)?;
+    if let ([(name, _)], Some((baseline, candidate))) = (&loaded[..], &options.pair) {
+        let results = PathBuf::from(name);
+        comparison.explanations = explanations(
+            &comparison,
+            &results,
+            baseline,
+            candidate,
+            options.explain.as_deref(),
+        )?;
+    }
     print!("{}", options.format.renderer().render(&comparison)?);
     Ok(if comparison.regressed() {
         Outcome::Regressed
     } else {
         Outcome::Clean
     })
+}
+
+/// The explanations of `comparison`'s flagged cells that lie beside
+/// `results` (`compare explain`'s default folder); with a `profile`, those
+/// missing are made first.
+fn explanations(
+    comparison: &Comparison,
+    results: &Path,
+    baseline: &str,
+    candidate: &str,
+    profile: Option<&str>,
+) -> Result<Vec<verdicts::Explanation>> {
+    let out = explain::default_out(results, baseline, candidate);
+    let flagged = comparison.flagged();
+    let missing: Vec<String> = flagged
+        .iter()
+        .filter(|cell| !explain::folder(&out, cell).join(explain::FILE).exists())
+        .cloned()
+        .collect();
+    if let (Some(profile), false) = (profile, missing.is_empty()) {
+        let options = explain::Options {
+            results: results.to_path_buf(),
+            baseline: baseline.into(),
+            candidate: candidate.into(),
+            cells: missing,
+            sides: vec![Side::Server, Side::Client],
+            repeat: defaults::EXPLAIN_REPEAT as usize,
+            blocks: defaults::EXPLAIN_BLOCKS,
+            out: out.clone(),
+            profile: profile.into(),
+        };
+        explain::explain(&options, |line| eprintln!("{line}"))?;
+    }
+    let mut found = Vec::new();
+    for cell in flagged {
+        let folder = explain::folder(&out, &cell);
+        if folder.join(explain::FILE).exists() {
+            let explained = Explained::load(&folder)?;
+            found.push(verdicts::Explanation {
+                cell,
+                page: folder.join(explain::PAGE),
+                summary: explained.summary(),
+            });
+        }
+    }
+    Ok(found)
 }
 
 /// Two runs' sides, matched by implementation and load; where `history`

@@ -15,9 +15,10 @@ impl Render for Table {
             t.add_row(row);
         }
         Ok(format!(
-            "{}{t}\n{}",
+            "{}{t}\n{}{}",
             comparison.preamble(),
-            comparison.epilogue()
+            comparison.epilogue(),
+            comparison.why(false)
         ))
     }
 }

@@ -73,6 +73,18 @@ pub struct Comparison {
     pub findings: Vec<Finding>,
     /// Cells on one side only, or without a figure.
     pub unmatched: Vec<String>,
+    /// The explanations of flagged cells, where there are any.
+    pub explanations: Vec<Explanation>,
+}
+
+/// A flagged cell's explanation ([`crate::explain`]): where its page lies
+/// and what it names.
+#[derive(Debug, Clone)]
+pub struct Explanation {
+    /// What the cell measures, as its key says it without an implementation.
+    pub cell: String,
+    pub page: std::path::PathBuf,
+    pub summary: String,
 }
 
 /// One figure of one matched cell, judged.
@@ -415,6 +427,7 @@ pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<C
         confidence,
         findings,
         unmatched,
+        explanations: Vec::new(),
     })
 }
 
@@ -537,6 +550,37 @@ impl Comparison {
     }
 
     /// Whether anything regressed.
+    /// What each flagged cell's explanation names, as text or, for a
+    /// pull request's comment, with a link to its page.
+    pub fn why(&self, links: bool) -> String {
+        if self.explanations.is_empty() {
+            return String::new();
+        }
+        let mut out = String::from("\nWhy they moved (compare explain):\n");
+        for e in &self.explanations {
+            let page = e.page.display();
+            out += &match links {
+                true => format!("- [{}]({page}): {}\n", e.cell, e.summary),
+                false => format!("- {}: {} ({page})\n", e.cell, e.summary),
+            };
+        }
+        out
+    }
+
+    /// The cells flagged regressed or improved, as their keys say what
+    /// they measure, each once.
+    pub fn flagged(&self) -> Vec<String> {
+        let mut cells: Vec<String> = self
+            .findings
+            .iter()
+            .filter(|f| matches!(f.verdict, Verdict::Regressed | Verdict::Improved))
+            .map(|f| f.key.what())
+            .collect();
+        let mut seen = std::collections::BTreeSet::new();
+        cells.retain(|c| seen.insert(c.clone()));
+        cells
+    }
+
     pub fn regressed(&self) -> bool {
         self.findings
             .iter()

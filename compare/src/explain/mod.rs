@@ -108,9 +108,8 @@ pub const FILE: &str = "explain.json";
 pub const PAGE: &str = "README.md";
 
 impl Explained {
-    /// Its functions that moved past the runs' variation, on either side:
-    /// by system calls (each costs more than most moves of instructions),
-    /// then by instructions, each largest first.
+    /// Its functions that moved past the runs' variation, on either side,
+    /// in the order they are named in ([`first`]).
     pub fn told(&self) -> Vec<(&str, &Function)> {
         let mut told: Vec<(&str, &Function)> = self
             .sides
@@ -124,11 +123,7 @@ impl Explained {
                     .map(move |f| (side, f))
             })
             .collect();
-        told.sort_by(|a, b| {
-            (b.1.kind == Kind::Syscalls)
-                .cmp(&(a.1.kind == Kind::Syscalls))
-                .then(b.1.own_moved().abs().total_cmp(&a.1.own_moved().abs()))
-        });
+        told.sort_by(|a, b| first(a.1, b.1));
         told
     }
 
@@ -274,23 +269,40 @@ impl Explained {
     /// One line: the functions that moved most, or that none moved past
     /// the runs' variation.
     pub fn summary(&self) -> String {
-        let told = self.told();
-        if told.is_empty() {
-            return "no function moved past the runs' variation".into();
-        }
-        let named: Vec<String> = told
-            .iter()
-            .take(3)
-            .map(|(side, f)| {
-                let moved = match f.kind {
-                    Kind::Instructions => format!("{:+.0}", f.own_moved()),
-                    Kind::Syscalls => format!("{:+.2}", f.own_moved()),
-                };
-                format!("{} ({side}, {moved} {}/block)", f.name, f.kind.unit())
-            })
-            .collect();
-        named.join(", ")
+        most_moved(std::slice::from_ref(self))
     }
+}
+
+/// One line: the three functions that moved most in any of `explained`
+/// (each named once), or that none moved past the runs' variation.
+pub fn most_moved(explained: &[Explained]) -> String {
+    let mut told: Vec<(&str, &Function)> = explained.iter().flat_map(Explained::told).collect();
+    told.sort_by(|a, b| first(a.1, b.1));
+    let mut seen = std::collections::BTreeSet::new();
+    told.retain(|(side, f)| seen.insert((*side, f.name.as_str(), f.kind == Kind::Syscalls)));
+    if told.is_empty() {
+        return "no function moved past the runs' variation".into();
+    }
+    let named: Vec<String> = told
+        .iter()
+        .take(3)
+        .map(|(side, f)| {
+            let moved = match f.kind {
+                Kind::Instructions => format!("{:+.0}", f.own_moved()),
+                Kind::Syscalls => format!("{:+.2}", f.own_moved()),
+            };
+            format!("{} ({side}, {moved} {}/block)", f.name, f.kind.unit())
+        })
+        .collect();
+    named.join(", ")
+}
+
+/// The order moves are named in: by system calls (each costs more than
+/// most moves of instructions), then by instructions, each largest first.
+fn first(a: &Function, b: &Function) -> std::cmp::Ordering {
+    (b.kind == Kind::Syscalls)
+        .cmp(&(a.kind == Kind::Syscalls))
+        .then(b.own_moved().abs().total_cmp(&a.own_moved().abs()))
 }
 
 /// The two implementations' cells asked for, matched by what they measure.

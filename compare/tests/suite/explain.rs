@@ -1,7 +1,8 @@
 //! `compare explain` on causes known beforehand: work added in a function
 //! of its own on one side (the `costly` faults), and a system call added
 //! the same way (the `syscall` fault), each named first and on its side;
-//! and a cell explained against itself, where nothing is named.
+//! and a cell explained against itself, where nothing is named. The check
+//! of the run links the explanation of the cell it flags.
 
 use std::path::Path;
 
@@ -10,23 +11,38 @@ use compare::explain::moved::Kind;
 
 use crate::common::{assert_ok, compare_with, out_dir};
 
-/// mio and a release of it, one connection, one short round: what explain
-/// runs again.
+/// The fault on the release's binary that the run and the check see.
+const COSTLY: &str = "pingpong-mio-1.2.4/pingpong-mio:costly=3000";
+
+/// mio and a release of it made costly, one connection, short rounds:
+/// what explain runs again, and what check flags.
 fn run(out: &Path) {
     let mut args = vec!["run", "--runtimes", "mio,mio@1.2.4", "--connections", "1"];
     args.extend(["--threads", "1", "--seconds", "0.1", "--warmup", "0"]);
-    args.extend(["--repeat", "1", "--no-cost", "--quiet", "--history", "none"]);
+    args.extend(["--repeat", "6", "--no-cost", "--quiet", "--history", "none"]);
     args.extend(["--out", out.to_str().unwrap()]);
-    assert_ok(&compare_with(&args, &[]), &args);
+    assert_ok(&compare_with(&args, &[("PINGPONG_FAULT", COSTLY)]), &args);
 }
 
 /// The explanation of `candidate` against mio, `side` counted, with
-/// `fault` on the release's binary.
-fn explain(out: &Path, candidate: &str, side: Option<&str>, fault: Option<&str>) -> Explained {
-    let to = out.join(format!("explained-{candidate}-{}", fault.unwrap_or("none")));
+/// `fault` on the release's binary, in explain's own folder (`to` none)
+/// or `to`.
+fn explain(
+    out: &Path,
+    candidate: &str,
+    side: Option<&str>,
+    fault: Option<&str>,
+    to: Option<&Path>,
+) -> Explained {
+    let default = out
+        .join("explain")
+        .join(format!("mio-vs-{}", candidate.replace(['@', '.'], "-")));
+    let to = to.unwrap_or(&default);
     let mut args = vec!["explain", out.to_str().unwrap(), "--baseline", "mio"];
     args.extend(["--candidate", candidate, "--repeat", "2", "--blocks", "10"]);
-    args.extend(["--out", to.to_str().unwrap()]);
+    if to != default {
+        args.extend(["--out", to.to_str().unwrap()]);
+    }
     if let Some(side) = side {
         args.extend(["--side", side]);
     }
@@ -37,7 +53,7 @@ fn explain(out: &Path, candidate: &str, side: Option<&str>, fault: Option<&str>)
         .collect();
     let output = compare_with(&args, &env);
     assert_ok(&output, &args);
-    let folders: Vec<_> = std::fs::read_dir(&to)
+    let folders: Vec<_> = std::fs::read_dir(to)
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
@@ -74,7 +90,10 @@ fn an_injected_cost_is_named_first_on_its_side_and_an_a_a_pair_names_nothing() {
             Kind::Syscalls,
         ),
     ] {
-        let explained = explain(&out, "mio@1.2.4", Some(side), Some(fault));
+        // The costly server's in explain's own folder, where check finds it.
+        let to = out.join(format!("explained-{fault}"));
+        let to = (fault != "costly=3000").then_some(to.as_path());
+        let explained = explain(&out, "mio@1.2.4", Some(side), Some(fault), to);
         let told = explained.told();
         let Some((named_side, first)) = told.first() else {
             panic!("{fault}: nothing named; {explained:?}");
@@ -85,8 +104,24 @@ fn an_injected_cost_is_named_first_on_its_side_and_an_a_a_pair_names_nothing() {
         );
         assert!(first.own_moved() > 0.0, "{fault}: {first:?}");
     }
+    // The pull request's comment links the flagged cell's explanation.
+    let mut args = vec!["check", out.to_str().unwrap(), "--baseline", "mio"];
+    args.extend(["--candidate", "mio@1.2.4", "--format", "markdown"]);
+    let output = compare_with(&args, &[]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    let link = "](".to_string() + out.join("explain/mio-vs-mio-1-2-4/").to_str().unwrap();
+    let line = stdout
+        .lines()
+        .find(|l| l.contains(&link))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        line.starts_with("- [1 thread, 1 connection, 16384 B]")
+            && line.contains("README.md): pingpong::fault::injected_work (server, +"),
+        "{line}"
+    );
     // The same build against itself, both sides: every move is variation.
-    let same = explain(&out, "mio", None, None);
+    let same = explain(&out, "mio", None, None, Some(&out.join("a-a")));
     assert_eq!(same.sides.len(), 2);
     assert!(same.told().is_empty(), "{:?}", same.told());
     assert!(

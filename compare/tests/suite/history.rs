@@ -70,10 +70,11 @@ fn a_range_runs_every_release_and_one_that_does_not_build_is_unavailable() {
     );
 }
 
-fn bisect(env: &[(&str, &str)]) -> Output {
+fn bisect(env: &[(&str, &str)], extra: &[&str]) -> Output {
     let out = out_dir("history-bisect");
     let mut args = vec!["bisect", "mio", "1.2.2", "1.2.4", "--connections", "10"];
     args.extend(BISECT_STEP);
+    args.extend(extra);
     args.extend(["--out", out.to_str().unwrap()]);
     let output = compare_with(&args, env);
     assert_ok(&output, &args);
@@ -83,7 +84,7 @@ fn bisect(env: &[(&str, &str)]) -> Output {
 #[test]
 fn bisect_finds_the_release_that_was_made_slower() {
     let fault = "pingpong-mio-1.2.4/pingpong-mio:slow=5000";
-    let output = bisect(&[("PINGPONG_FAULT", fault)]);
+    let output = bisect(&[("PINGPONG_FAULT", fault)], &["--explain"]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         stdout.contains("1.2.3 against 1.2.2: no change"),
@@ -98,8 +99,15 @@ fn bisect_finds_the_release_that_was_made_slower() {
         stdout.contains("reproduce: compare run --runtimes mio@1.2.3,mio@1.2.4"),
         "{stdout}"
     );
+    // Explained: the slowdown's work (pingpong::work's rounds of
+    // splitmix64, unoptimised in the tests' build) on the server.
+    let last = stdout.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("mio 1.2.4: moved most: pingpong::work::") && last.contains("(server, +"),
+        "{stdout}"
+    );
     // Without the slowdown there is nothing to find.
-    let output = bisect(&[]);
+    let output = bisect(&[], &[]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("nothing to bisect"), "{stdout}");
 }
