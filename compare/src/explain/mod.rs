@@ -216,9 +216,12 @@ pub fn explain(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<
             };
             sides.push(match counted {
                 Ok(runs) => {
-                    let (functions, instructions) =
+                    let (mut functions, instructions) =
                         moved::compare(&runs[0], &runs[1], Kind::Instructions);
-                    let (syscalls, calls) = moved::compare(&runs[0], &runs[1], Kind::Syscalls);
+                    let (mut syscalls, calls) =
+                        moved::compare(&runs[0], &runs[1], Kind::Syscalls);
+                    functions.truncate(KEPT);
+                    syscalls.truncate(KEPT);
                     let dir = folder(&options.out, &what);
                     std::fs::create_dir_all(&dir)
                         .with_context(|| format!("creating {}", dir.display()))?;
@@ -257,7 +260,7 @@ pub fn explain(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<
         };
         let dir = folder(&options.out, &what);
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        std::fs::write(dir.join(FILE), serde_json::to_string_pretty(&one)?)?;
+        std::fs::write(dir.join(FILE), serde_json::to_string(&one)?)?;
         std::fs::write(dir.join(PAGE), page(&one))?;
         progress(&format!("  {}", one.summary()));
         explained.push(one);
@@ -399,10 +402,16 @@ fn costs(b: &Cell, c: &Cell) -> Vec<CostRow> {
 
 /// The command line that explains what `options` asks.
 fn command(options: &Options) -> String {
+    // A run's folder, where the results are its own file.
+    let results = match options.results.file_name().and_then(|n| n.to_str()) {
+        Some("results.json" | "results.json.gz") => options.results.parent(),
+        _ => None,
+    };
+    let results = results.unwrap_or(&options.results);
     let mut words = vec![
         "compare".to_string(),
         "explain".into(),
-        options.results.display().to_string(),
+        results.display().to_string(),
         "--baseline".into(),
         options.baseline.clone(),
         "--candidate".into(),
@@ -506,5 +515,8 @@ fn table(title: &str, functions: &[Function], decimals: usize) -> String {
     out + "\n"
 }
 
-/// The functions a side's table shows.
+/// The functions a side's table shows,
 const ROWS: usize = 25;
+/// and those its file keeps, of each kind: every one that moved, in a
+/// run that moved, and the largest of those that did not.
+const KEPT: usize = 100;
