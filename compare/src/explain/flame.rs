@@ -11,6 +11,9 @@ use super::stacks::{Cost, PerBlock};
 /// are drawn per this many blocks.
 pub const BLOCKS_PER_COUNT: f64 = 100.0;
 
+/// The attribute by which inferno's drawing starts its script.
+const ONLOAD: &str = " onload=\"init(evt)\"";
+
 /// The SVG of `baseline` against `candidate` (each the mean of its runs).
 pub fn svg(title: &str, baseline: &PerBlock, candidate: &PerBlock) -> Result<Vec<u8>> {
     let (before, after) = (folded(baseline), folded(candidate));
@@ -28,10 +31,15 @@ pub fn svg(title: &str, baseline: &PerBlock, candidate: &PerBlock) -> Result<Vec
         "width: the candidate's instructions; red: more than the baseline's, blue: fewer".into(),
     );
     options.count_name = format!("instructions per {BLOCKS_PER_COUNT} blocks");
+    // Pages that show it (a pull request's, the site's) run no script:
+    // its frames' titles say their figures.
+    options.no_javascript = true;
     let mut svg = Vec::new();
     flamegraph::from_reader(&mut options, &diff[..], &mut svg)
         .context("drawing the flame graph")?;
-    Ok(svg)
+    // Without its script, nothing defines what the drawing's onload calls.
+    let svg = String::from_utf8(svg).context("inferno drew no UTF-8")?;
+    Ok(svg.replacen(ONLOAD, "", 1).into_bytes())
 }
 
 /// The mean of runs' stacks.
@@ -86,6 +94,7 @@ mod tests {
         ]);
         let svg = String::from_utf8(svg("server", &baseline, &candidate).unwrap()).unwrap();
         assert!(svg.starts_with("<?xml") && svg.contains("</svg>"));
+        assert!(!svg.contains("init("), "no call of the script it lacks");
         for frame in ["echo", "burn", "serve"] {
             assert!(svg.contains(frame), "{frame}");
         }

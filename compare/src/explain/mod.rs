@@ -218,8 +218,7 @@ pub fn explain(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<
                 Ok(runs) => {
                     let (mut functions, instructions) =
                         moved::compare(&runs[0], &runs[1], Kind::Instructions);
-                    let (mut syscalls, calls) =
-                        moved::compare(&runs[0], &runs[1], Kind::Syscalls);
+                    let (mut syscalls, calls) = moved::compare(&runs[0], &runs[1], Kind::Syscalls);
                     functions.truncate(KEPT);
                     syscalls.truncate(KEPT);
                     let dir = folder(&options.out, &what);

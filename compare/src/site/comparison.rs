@@ -3,6 +3,8 @@
 //! enough past runs), or of two consecutive releases inside one run
 //! (paired); and the page that chooses any two runs of a machine.
 
+use std::path::Path;
+
 use anyhow::Result;
 
 use super::model::{Comparison, Run, Site};
@@ -10,6 +12,7 @@ use super::page::{Page, slug};
 use crate::check::between_runs;
 use crate::check::verdicts::{self, default_thresholds, judge, within};
 use crate::defaults;
+use crate::explain::{self, Explained};
 use crate::history::History;
 use crate::report::html::escape;
 
@@ -82,8 +85,75 @@ pub fn all(runs: &[Run], history: &History, span: usize) -> Result<Vec<Compariso
     Ok(all)
 }
 
-/// A comparison's page: what was compared, by which rule, and the table.
-pub fn page(site: &Site, c: &Comparison) -> String {
+/// A comparison's page, by its path in the site.
+pub fn pages(site: &Site, c: &Comparison) -> Vec<(String, String)> {
+    let explained = explained(site, c);
+    let mut why = String::new();
+    for (e, graphs) in &explained {
+        why += &format!(
+            "<h2>Why {} moved</h2>\n<p>compare explain: {}.</p>\n",
+            escape(&e.cell),
+            escape(&e.summary())
+        );
+        let told = e.told();
+        if !told.is_empty() {
+            why += "<table>\n<tr><th>side</th><th>function</th><th>per block</th>\
+                    <th>baseline</th><th>candidate</th><th>moved</th></tr>\n";
+            for (side, f) in told {
+                why += &format!(
+                    "<tr><td>{side}</td><td><code>{}</code></td><td>{}, own</td>\
+                     <td>{:.2}</td><td>{:.2}</td><td>{:+.2}</td></tr>\n",
+                    escape(&f.name),
+                    f.kind.unit(),
+                    f.baseline[0],
+                    f.candidate[0],
+                    f.own_moved()
+                );
+            }
+            why += "</table>\n";
+        }
+        for (side, svg) in graphs {
+            // Inline, as every chart of the site: its pages fetch nothing.
+            let drawing = svg.find("<svg").map_or("", |at| &svg[at..]);
+            why += &format!(
+                "<p>{side}, the candidate's instructions per block (red: more than the \
+                 baseline's, blue: fewer):</p>\n<div class=\"flame\">{drawing}</div>\n"
+            );
+        }
+    }
+    vec![(c.page(), page(site, c, &why))]
+}
+
+/// The explanations (`compare explain`) of the cells a comparison of two
+/// releases inside a run flags, where they lie beside the run's results,
+/// each with its sides' flame graphs.
+fn explained(site: &Site, c: &Comparison) -> Vec<(Explained, Vec<(String, String)>)> {
+    let Some((before, after)) = &c.releases else {
+        return Vec::new();
+    };
+    let source = Path::new(&site.runs[c.candidate].source);
+    let out = explain::default_out(source, before, after);
+    c.judged
+        .flagged()
+        .iter()
+        .filter_map(|cell| {
+            let folder = explain::folder(&out, cell);
+            let explained = Explained::load(&folder).ok()?;
+            let graphs = ["server", "client"]
+                .into_iter()
+                .filter_map(|side| {
+                    let svg = std::fs::read_to_string(folder.join(format!("{side}.svg"))).ok()?;
+                    Some((side.to_string(), svg))
+                })
+                .collect();
+            Some((explained, graphs))
+        })
+        .collect()
+}
+
+/// A comparison's page: what was compared, by which rule, the table, and
+/// `why` (its explanations).
+fn page(site: &Site, c: &Comparison, why: &str) -> String {
     let (b, r) = (&site.runs[c.baseline], &site.runs[c.candidate]);
     let title = match &c.releases {
         Some((before, after)) => format!("{before} against {after}, in the run of {}", r.title()),
@@ -135,6 +205,7 @@ pub fn page(site: &Site, c: &Comparison) -> String {
         }
         page.push("</ul></details>\n");
     }
+    page.push(why);
     page.end()
 }
 

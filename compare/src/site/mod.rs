@@ -117,7 +117,7 @@ pub fn build(options: &Options, say: impl Fn(&str)) -> Result<()> {
         site.runs.len()
     ));
     for c in &site.comparisons {
-        pages.push((c.page(), comparison::page(&site, c)));
+        pages.extend(comparison::pages(&site, c));
     }
     let mut charts = 0;
     let implementations = site.implementations();

@@ -126,6 +126,24 @@ fn the_committed_reports_come_back_out_of_the_history_and_make_a_site_a_browser_
         "{comparison}"
     );
 
+    // Two releases inside a run whose flagged cell `check --explain`
+    // explained: the page names the functions and shows the flame graphs.
+    let explained = "comparisons/2026-12-04T20-22-52--tokio-1.51.0--tokio-1.52.0.html";
+    let (page, _) = open_clean(&site, explained, &profile);
+    assert!(
+        page.dom
+            .contains("Why 2 threads, 10 connections, 16384 B, blocking shape moved")
+            && page
+                .dom
+                .contains("tokio::runtime::blocking::sharded_queue::ShardedQueue::pop"),
+        "{explained}"
+    );
+    assert_eq!(
+        page.dom.matches("<div class=\"flame\"><svg").count(),
+        2,
+        "{explained}"
+    );
+
     let run = first_link(&index, "runs/");
     let (page, _) = open_clean(&site, &run, &profile);
     assert!(page.dom.contains("href=\"report.html\""), "{run}");
