@@ -150,11 +150,15 @@ pub fn ends_connection(echoed: u64) -> bool {
 /// idle thread every `every`th; with `costly`, the injected work; with
 /// `syscall`, the injected system call.
 pub fn on_echo(offset: u64, n: usize, block: usize) {
+    // Every echo of every server passes here: nothing to count without a fault.
+    let Some(fault) = get() else {
+        return;
+    };
     let crossed = crossed(offset, n, block);
-    match get() {
-        Some(Fault::WakeEvery(every)) => wake_idle(every, crossed),
-        Some(Fault::Costly(units)) => (0..crossed).for_each(|_| injected_work(units)),
-        Some(Fault::Syscall) => (0..crossed).for_each(|_| injected_syscall()),
+    match fault {
+        Fault::WakeEvery(every) => wake_idle(every, crossed),
+        Fault::Costly(units) => (0..crossed).for_each(|_| injected_work(units)),
+        Fault::Syscall => (0..crossed).for_each(|_| injected_syscall()),
         _ => {}
     }
 }

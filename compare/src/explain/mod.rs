@@ -206,6 +206,8 @@ pub fn explain(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<
             }
         };
         let (jobs, blocks) = ([job(b), job(c)], options.blocks);
+        let dir = folder(&options.out, &what);
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let mut sides = Vec::new();
         for &side in &options.sides {
             let counted = match b.workload().rate {
@@ -221,9 +223,6 @@ pub fn explain(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<
                     let (mut syscalls, calls) = moved::compare(&runs[0], &runs[1], Kind::Syscalls);
                     functions.truncate(KEPT);
                     syscalls.truncate(KEPT);
-                    let dir = folder(&options.out, &what);
-                    std::fs::create_dir_all(&dir)
-                        .with_context(|| format!("creating {}", dir.display()))?;
                     let title = format!(
                         "{side}: {} -> {}, {what}",
                         options.baseline, options.candidate
@@ -257,8 +256,6 @@ pub fn explain(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<
             sides,
             costs: costs(b, c),
         };
-        let dir = folder(&options.out, &what);
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         std::fs::write(dir.join(FILE), serde_json::to_string(&one)?)?;
         std::fs::write(dir.join(PAGE), page(&one))?;
         progress(&format!("  {}", one.summary()));
