@@ -127,8 +127,15 @@ pub fn build(
         true => adapter.binary(),
         false => format!("{}-{}", adapter.binary(), cfg_folder(&cfgs)),
     });
-    fs::copy(&built[&binary.name], &path)
-        .with_context(|| format!("copying {name}'s binary to {}", path.display()))?;
+    // Copied beside it and renamed over it: another compare may be running
+    // the old one, which the kernel will not let a copy write into.
+    let copy = || -> std::io::Result<()> {
+        let fresh = tempfile::NamedTempFile::new_in(dir)?;
+        fs::copy(&built[&binary.name], fresh.path())?;
+        fresh.persist(&path)?;
+        Ok(())
+    };
+    copy().with_context(|| format!("copying {name}'s binary to {}", path.display()))?;
     Ok(Program::Binary {
         path,
         version: resolved,
