@@ -128,8 +128,13 @@ pub fn build(
         false => format!("{}-{}", adapter.binary(), cfg_folder(&cfgs)),
     });
     // Copied beside it and renamed over it: another compare may be running
-    // the old one, which the kernel will not let a copy write into.
+    // the old one, which the kernel will not let a copy write into. Not
+    // replaced when the same: a process running the one replaced finds its
+    // own path gone (" (deleted)"), and a fault asked of that path with it.
     let copy = || -> std::io::Result<()> {
+        if fs::read(&path).ok() == Some(fs::read(&built[&binary.name])?) {
+            return Ok(());
+        }
         let fresh = tempfile::NamedTempFile::new_in(dir)?;
         fs::copy(&built[&binary.name], fresh.path())?;
         fresh.persist(&path)?;
