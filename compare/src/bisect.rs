@@ -290,6 +290,8 @@ pub fn bisect(options: &Options) -> Result<Found> {
             repeat: defaults::EXPLAIN_REPEAT as usize,
             blocks: defaults::EXPLAIN_BLOCKS,
             profile: options.profile.clone(),
+            sampled: false,
+            sample_seconds: defaults::SAMPLE_SECONDS,
         };
         let explained = explain::explain(&explain, |line| eprintln!("{line}"))?;
         println!(

@@ -54,10 +54,11 @@ pub enum Command {
     /// regressed, 2 when the input cannot be compared.
     Check(CheckArgs),
     /// Why a cell moved between two implementations of one run: each side
-    /// run again under callgrind, counted by call stack, the functions
-    /// whose instructions per block moved past the runs' variation named
-    /// with a differential flame graph of each side, beside the run's own
-    /// system calls and context switches per block.
+    /// run again under callgrind, counted by call stack (io_uring, and with
+    /// --sampled every side: sampled by perf, the kernel's time included),
+    /// the functions whose figure per block moved past the runs' variation
+    /// named with a differential flame graph of each side, beside the run's
+    /// own system calls and context switches per block.
     Explain(ExplainArgs),
     /// Finds the first release of a runtime crate whose figure differs from
     /// a good release's: a binary search over the releases between GOOD
@@ -284,6 +285,18 @@ pub struct ExplainArgs {
     #[arg(long, default_value_t = defaults::EXPLAIN_BLOCKS,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub blocks: u64,
+    /// Sample every side with perf on the CPU clock (the kernel's time
+    /// included, by call stack) rather than count its instructions under
+    /// callgrind; the sides callgrind cannot run (io_uring) are sampled
+    /// always.
+    #[arg(long)]
+    pub sampled: bool,
+    /// Seconds of a sampled side's shorter count, at the cell's rate: more
+    /// gather more samples, and each figure's precision grows as their
+    /// square root.
+    #[arg(long, default_value_t = defaults::SAMPLE_SECONDS, value_name = "SECONDS",
+          allow_negative_numbers = true, value_parser = pingpong::cli::seconds(true))]
+    pub sample_seconds: f64,
     /// Where the explanations go, a folder per cell (default:
     /// explain/BASELINE-vs-CANDIDATE beside the results).
     #[arg(long)]

@@ -110,6 +110,9 @@ pub const STORM_CLIENT: &str = "mio";
 pub const EXPLAIN_REPEAT: u64 = 3;
 /// Blocks per connection of its shorter count.
 pub const EXPLAIN_BLOCKS: u64 = 50;
+/// `compare explain --sample-seconds`: a second of a sampled side at its
+/// cell's rate, about 5,000 samples of each busy thread.
+pub const SAMPLE_SECONDS: f64 = 1.0;
 
 /// Blocks per connection in the handshake scenario of `--tls`: one round
 /// trip, then a new connection, so that the handshakes set the pace.

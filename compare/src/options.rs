@@ -692,6 +692,8 @@ pub fn explain(args: ExplainArgs) -> Result<explain::Options> {
         blocks: args.blocks,
         out,
         profile: args.profile,
+        sampled: args.sampled,
+        sample_seconds: args.sample_seconds,
     })
 }
 

@@ -20,6 +20,7 @@ use crate::matrix::Tls;
 use crate::measure::accept_queue::Sampler;
 use crate::measure::callgrind::{self, Callgrind};
 use crate::measure::counters::{Counters, Edge};
+use crate::measure::perf::Perf;
 use crate::measure::usage::{Sample, Sampling};
 use crate::program::Program;
 use crate::remote::{Site, Ssh};
@@ -56,6 +57,10 @@ const UNDER_VALGRIND: &str = "io_uring under valgrind: a thread waiting in io_ur
 /// counts its system calls, function by function.
 const STACKS: &str = "callgrind counts the system calls, by function";
 
+/// Why the kernel does not count a sampled run: perf counts its system
+/// calls, by name.
+const SAMPLED: &str = "perf counts the system calls, by name";
+
 /// Why a timed window's processes are not counted.
 const TIMED: &str = "a timed window is not counted: counting slows every system call";
 
@@ -84,19 +89,30 @@ impl ProcessPair {
 enum Mode<'a> {
     /// The timed window of the options.
     Timed,
-    /// `blocks` per connection, the `under` side under callgrind, its
-    /// counts (by call stack, with `stacks`) written to `out`.
+    /// `blocks` per connection, the `under` side run by `profiler`, which
+    /// writes what it counted to `out`.
     Counted {
         blocks: u64,
         under: Side,
-        callgrind: &'a Callgrind,
+        profiler: Profiler<'a>,
         out: &'a Path,
-        stacks: bool,
     },
 }
 
+/// What counts a side of a counted pair.
+#[derive(Clone, Copy)]
+enum Profiler<'a> {
+    /// callgrind, its instructions in all or, with `stacks`, by call stack.
+    Callgrind {
+        callgrind: &'a Callgrind,
+        stacks: bool,
+    },
+    /// perf, sampling by call stack.
+    Perf(&'a Perf),
+}
+
 impl Mode<'_> {
-    /// `program args`, or the two under callgrind where `side` is counted.
+    /// `program args`, or the two under the profiler where `side` is counted.
     fn wrap(
         &self,
         side: Side,
@@ -106,11 +122,15 @@ impl Mode<'_> {
         match self {
             Mode::Counted {
                 under,
-                callgrind,
+                profiler,
                 out,
-                stacks,
                 ..
-            } if *under == side => callgrind.wrap(program, &args, out, *stacks),
+            } if *under == side => match profiler {
+                Profiler::Callgrind { callgrind, stacks } => {
+                    callgrind.wrap(program, &args, out, *stacks)
+                }
+                Profiler::Perf(perf) => perf.wrap(program, &args, out),
+            },
             _ => (program.to_path_buf(), args),
         }
     }
@@ -190,9 +210,11 @@ impl ProcessPair {
                 let mode = Mode::Counted {
                     blocks: n,
                     under,
-                    callgrind,
+                    profiler: Profiler::Callgrind {
+                        callgrind,
+                        stacks: false,
+                    },
                     out: &out,
-                    stacks: false,
                 };
                 let measured = self
                     .pair(job, mode)
@@ -220,43 +242,85 @@ impl ProcessPair {
     /// `job`'s `under` side under callgrind, counted by call stack, with
     /// `blocks` per connection and then twice as many: the two counts'
     /// files, written into `dir`.
-    pub fn stacks(
+    pub fn counted_stacks(
         &self,
         job: &Job,
         blocks: u64,
         under: Side,
         dir: &Path,
     ) -> Result<[std::path::PathBuf; 2], String> {
-        let program = [job.server, job.client][usize::from(under == Side::Client)];
-        match program {
-            Program::Binary { adapter, .. } if adapter.io_uring => {
-                return Err(format!("{}: {UNDER_VALGRIND}", adapter.name));
-            }
-            Program::Binary { .. } => {}
-            _ => return Err("an external program is not counted".into()),
+        if let Program::Binary { adapter, .. } = side_program(job, under)?
+            && adapter.io_uring
+        {
+            return Err(format!("{}: {UNDER_VALGRIND}", adapter.name));
         }
         let callgrind = Callgrind::find()?;
+        let profiler = Profiler::Callgrind {
+            callgrind: &callgrind,
+            stacks: true,
+        };
+        self.profiled(job, [blocks, 2 * blocks], under, profiler, dir)
+    }
+
+    /// `job`'s `under` side sampled by perf, with `blocks` per connection
+    /// and then twice as many: the two samples' files, written into `dir`.
+    pub fn sampled_stacks(
+        &self,
+        job: &Job,
+        blocks: u64,
+        under: Side,
+        perf: &Perf,
+        dir: &Path,
+    ) -> Result<[std::path::PathBuf; 2], String> {
+        side_program(job, under)?;
+        self.profiled(job, [blocks, 2 * blocks], under, Profiler::Perf(perf), dir)
+    }
+
+    fn profiled(
+        &self,
+        job: &Job,
+        counts: [u64; 2],
+        under: Side,
+        profiler: Profiler,
+        dir: &Path,
+    ) -> Result<[std::path::PathBuf; 2], String> {
+        let (name, extension) = match profiler {
+            Profiler::Callgrind { .. } => ("callgrind", "callgrind"),
+            Profiler::Perf(_) => ("perf", "perf.data"),
+        };
         let run = |n: u64| {
-            let out = dir.join(format!("{under}-{n}.callgrind"));
+            let out = dir.join(format!("{under}-{n}.{extension}"));
             let mode = Mode::Counted {
                 blocks: n,
                 under,
-                callgrind: &callgrind,
+                profiler,
                 out: &out,
-                stacks: true,
             };
             self.pair(job, mode)
-                .map_err(|e| format!("with the {under} under callgrind: {e}"))?;
+                .map_err(|e| format!("with the {under} under {name}: {e}"))?;
             Ok::<_, String>(out)
         };
-        Ok([run(blocks)?, run(2 * blocks)?])
+        Ok([run(counts[0])?, run(counts[1])?])
     }
 
     /// One pair of processes: the server where the site says, the client
     /// here; what the client measured, and what both spent.
     fn pair(&self, job: &Job, mode: Mode) -> Result<Measurement, RepetitionError> {
         let counting = match (job.counting, mode) {
-            (_, Mode::Counted { stacks: true, .. }) => Counting::Off(STACKS),
+            (
+                _,
+                Mode::Counted {
+                    profiler: Profiler::Callgrind { stacks: true, .. },
+                    ..
+                },
+            ) => Counting::Off(STACKS),
+            (
+                _,
+                Mode::Counted {
+                    profiler: Profiler::Perf(_),
+                    ..
+                },
+            ) => Counting::Off(SAMPLED),
             (true, _) | (_, Mode::Counted { .. }) => Counting::On,
             (false, Mode::Timed) => Counting::Off(TIMED),
         };
@@ -305,6 +369,15 @@ impl ProcessPair {
             }
         }
         Ok(measured)
+    }
+}
+
+/// The program of `job`'s `side`, where it is one of ours: an external
+/// program's symbols and stacks are not the suite's to profile.
+fn side_program<'j>(job: &Job<'j>, side: Side) -> Result<&'j Program, String> {
+    match [job.server, job.client][usize::from(side == Side::Client)] {
+        program @ Program::Binary { .. } => Ok(program),
+        _ => Err("an external program is not counted".into()),
     }
 }
 

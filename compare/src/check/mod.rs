@@ -157,6 +157,8 @@ fn explanations(
             blocks: defaults::EXPLAIN_BLOCKS,
             out: out.clone(),
             profile: profile.into(),
+            sampled: false,
+            sample_seconds: defaults::SAMPLE_SECONDS,
         };
         explain::explain(&options, |line| eprintln!("{line}"))?;
     }

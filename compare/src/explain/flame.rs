@@ -1,22 +1,24 @@
 //! The differential flame graph of one side: the candidate's stacks, each
-//! coloured by how its instructions moved from the baseline's (red: more,
-//! blue: less), drawn by inferno.
+//! coloured by how its instructions (or, sampled, its CPU time) moved from
+//! the baseline's (red: more, blue: less), drawn by inferno.
 
 use anyhow::{Context, Result};
 use inferno::{differential, flamegraph};
 
+use super::moved::Kind;
 use super::stacks::{Cost, PerBlock};
 
-/// Folded stacks count whole samples: a stack's instructions per block
-/// are drawn per this many blocks.
+/// Folded stacks count whole samples: a stack's figure per block is drawn
+/// per this many blocks.
 pub const BLOCKS_PER_COUNT: f64 = 100.0;
 
 /// The attribute by which inferno's drawing starts its script.
 const ONLOAD: &str = " onload=\"init(evt)\"";
 
-/// The SVG of `baseline` against `candidate` (each the mean of its runs).
-pub fn svg(title: &str, baseline: &PerBlock, candidate: &PerBlock) -> Result<Vec<u8>> {
-    let (before, after) = (folded(baseline), folded(candidate));
+/// The SVG of `baseline` against `candidate` (each the mean of its runs),
+/// by `kind` (instructions, or CPU time).
+pub fn svg(title: &str, kind: Kind, baseline: &PerBlock, candidate: &PerBlock) -> Result<Vec<u8>> {
+    let (before, after) = (folded(baseline, kind), folded(candidate, kind));
     let mut diff = Vec::new();
     differential::from_readers(
         differential::Options::default(),
@@ -27,10 +29,14 @@ pub fn svg(title: &str, baseline: &PerBlock, candidate: &PerBlock) -> Result<Vec
     .context("folding the two sides' stacks")?;
     let mut options = flamegraph::Options::default();
     options.title = title.into();
-    options.subtitle = Some(
-        "width: the candidate's instructions; red: more than the baseline's, blue: fewer".into(),
-    );
-    options.count_name = format!("instructions per {BLOCKS_PER_COUNT} blocks");
+    let (what, unit) = match kind {
+        Kind::Cpu => ("CPU time, sampled", "ns of CPU"),
+        Kind::Instructions | Kind::Syscalls => ("instructions", "instructions"),
+    };
+    options.subtitle = Some(format!(
+        "width: the candidate's {what}; red: more than the baseline's, blue: less"
+    ));
+    options.count_name = format!("{unit} per {BLOCKS_PER_COUNT} blocks");
     // Pages that show it (a pull request's, the site's) run no script:
     // its frames' titles say their figures.
     options.no_javascript = true;
@@ -51,6 +57,8 @@ pub fn mean(runs: &[PerBlock]) -> PerBlock {
             *mean.entry(stack.clone()).or_default() += Cost {
                 instructions: cost.instructions / n,
                 syscalls: cost.syscalls / n,
+                cpu_ns: cost.cpu_ns / n,
+                cpu_variance: cost.cpu_variance / (n * n),
             };
         }
     }
@@ -59,10 +67,10 @@ pub fn mean(runs: &[PerBlock]) -> PerBlock {
 
 /// Stacks as inferno folds them, their counts per [`BLOCKS_PER_COUNT`]
 /// blocks; a stack that cost nothing (or less, by the runs' variation) left out.
-fn folded(stacks: &PerBlock) -> String {
+fn folded(stacks: &PerBlock, kind: Kind) -> String {
     stacks
         .iter()
-        .map(|(stack, cost)| (stack, (cost.instructions * BLOCKS_PER_COUNT).round()))
+        .map(|(stack, cost)| (stack, (kind.of(cost) * BLOCKS_PER_COUNT).round()))
         .filter(|(_, n)| *n >= 1.0)
         .map(|(stack, n)| format!("{stack} {n}\n"))
         .collect()
@@ -80,7 +88,7 @@ mod tests {
                 .map(|&(s, instructions)| {
                     let cost = Cost {
                         instructions,
-                        syscalls: 0.0,
+                        ..Cost::default()
                     };
                     (s.to_string(), cost)
                 })
@@ -92,7 +100,9 @@ mod tests {
             ("main;serve", 10.0),
             ("main;serve;burn", 60.0),
         ]);
-        let svg = String::from_utf8(svg("server", &baseline, &candidate).unwrap()).unwrap();
+        let svg =
+            String::from_utf8(svg("server", Kind::Instructions, &baseline, &candidate).unwrap())
+                .unwrap();
         assert!(svg.starts_with("<?xml") && svg.contains("</svg>"));
         assert!(!svg.contains("init("), "no call of the script it lacks");
         for frame in ["echo", "burn", "serve"] {

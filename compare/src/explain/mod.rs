@@ -1,9 +1,11 @@
 //! `compare explain`: why a cell moved between two implementations of one
 //! run. Each side (server, client) of both is run again under callgrind,
-//! counted by call stack, several times and interleaved; the functions whose
-//! own instructions per block moved by more than the runs vary are named,
-//! largest first, beside a differential flame graph of each side and the
-//! run's own system calls and context switches per block.
+//! counted by call stack, several times and interleaved (or, where valgrind
+//! cannot run it or when asked, sampled by perf: CPU time by call stack,
+//! the kernel's included); the functions whose own figure per block moved
+//! by more than the runs vary are named, largest first, beside a
+//! differential flame graph of each side and the run's own system calls
+//! and context switches per block.
 
 mod flame;
 pub mod moved;
@@ -17,15 +19,20 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use crate::binaries;
+use crate::defaults;
 use crate::implementation::Implementation;
+use crate::measure::callgrind;
+use crate::measure::perf::{self, Perf};
 use crate::pair::ProcessPair;
 use crate::placement;
 use crate::plan::Plan;
+use crate::program::Program;
 use crate::remote::Site;
 use crate::repetition::{Job, Side};
 use crate::results::key::CellKey;
 use crate::results::registry::Figure;
 use crate::results::{Cell, Results, Status};
+use crate::stats;
 use moved::{Function, Kind};
 use stacks::PerBlock;
 
@@ -48,6 +55,11 @@ pub struct Options {
     pub out: PathBuf,
     /// The cargo profile the binaries are built with.
     pub profile: String,
+    /// Every side sampled by perf (CPU time, the kernel's included), not
+    /// only those callgrind cannot run.
+    pub sampled: bool,
+    /// Seconds of a sampled side's shorter count, at the cell's rate.
+    pub sample_seconds: f64,
 }
 
 /// One cell's explanation, as its folder keeps it (`explain.json`).
@@ -70,14 +82,28 @@ pub struct Explanation {
     pub side: String,
     /// Counted runs of each implementation.
     pub runs: usize,
-    /// Per block in all, medians: instructions, then system calls; each
-    /// baseline, candidate.
+    /// Counted, per block in all, medians: instructions, then system calls;
+    /// each baseline, candidate.
     pub totals: Option<[[f64; 2]; 2]>,
-    /// The functions by their instructions, then by their system calls.
+    /// The functions by their instructions (sampled: their CPU time), then
+    /// by their system calls (none sampled).
     pub functions: Vec<Function>,
     pub syscalls: Vec<Function>,
     /// Why the side was not counted, where it was not.
     pub absent: Option<String>,
+    /// Where perf sampled it rather than callgrind counting it, how.
+    #[serde(default)]
+    pub sampled: Option<Sampling>,
+}
+
+impl Explanation {
+    /// What its functions' first figure is.
+    pub fn kind(&self) -> Kind {
+        match self.sampled {
+            Some(_) => Kind::Cpu,
+            None => Kind::Instructions,
+        }
+    }
 }
 
 /// A cost figure of the run (medians of its cost runs).
@@ -205,38 +231,46 @@ pub fn explain(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<
                 counting: false,
             }
         };
-        let (jobs, blocks) = ([job(b), job(c)], options.blocks);
+        let jobs = [job(b), job(c)];
         let dir = folder(&options.out, &what);
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let mut sides = Vec::new();
         for &side in &options.sides {
-            let counted = match b.workload().rate {
-                None => counted(&pair, &jobs, side, blocks, options.repeat, &mut progress),
-                Some(_) => Err("an open-loop cell is not counted: under callgrind no rate \
+            let profiled = match b.workload().rate {
+                None => method(&jobs, side, options.sampled).and_then(|method| {
+                    let blocks = match method {
+                        Method::Counted => options.blocks,
+                        Method::Sampled(_) => {
+                            sampled_blocks(b, c, options.sample_seconds, options.blocks)
+                        }
+                    };
+                    let repeat = match method {
+                        Method::Counted => options.repeat,
+                        Method::Sampled(_) => options.repeat.max(SAMPLED_RUNS),
+                    };
+                    let runs = Runs {
+                        side,
+                        blocks,
+                        repeat,
+                    };
+                    profiled(&pair, &jobs, &method, runs, &mut progress)
+                }),
+                Some(_) => Err("an open-loop cell is not counted: profiled, no rate \
                                 holds; explain its closed-loop twin"
                     .into()),
             };
-            sides.push(match counted {
-                Ok(runs) => {
-                    let (mut functions, instructions) =
-                        moved::compare(&runs[0], &runs[1], Kind::Instructions);
-                    let (mut syscalls, calls) = moved::compare(&runs[0], &runs[1], Kind::Syscalls);
-                    functions.truncate(KEPT);
-                    syscalls.truncate(KEPT);
-                    let title = format!(
-                        "{side}: {} -> {}, {what}",
-                        options.baseline, options.candidate
-                    );
-                    let svg = flame::svg(&title, &flame::mean(&runs[0]), &flame::mean(&runs[1]))?;
+            let title = format!(
+                "{side}: {} -> {}, {what}",
+                options.baseline, options.candidate
+            );
+            sides.push(match profiled {
+                Ok(profiled) => {
+                    let explanation = profiled.explanation(side);
+                    let kind = explanation.kind();
+                    let [b, c] = profiled.runs.each_ref().map(|r| flame::mean(r));
+                    let svg = flame::svg(&title, kind, &b, &c)?;
                     std::fs::write(dir.join(format!("{side}.svg")), svg)?;
-                    Explanation {
-                        side: side.to_string(),
-                        runs: options.repeat,
-                        totals: Some([instructions, calls]),
-                        functions,
-                        syscalls,
-                        absent: None,
-                    }
+                    explanation
                 }
                 Err(why) => Explanation {
                     side: side.to_string(),
@@ -245,6 +279,7 @@ pub fn explain(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<
                     functions: Vec::new(),
                     syscalls: Vec::new(),
                     absent: Some(why),
+                    sampled: None,
                 },
             });
         }
@@ -286,10 +321,7 @@ pub fn most_moved(explained: &[Explained]) -> String {
         .iter()
         .take(3)
         .map(|(side, f)| {
-            let moved = match f.kind {
-                Kind::Instructions => format!("{:+.0}", f.own_moved()),
-                Kind::Syscalls => format!("{:+.2}", f.own_moved()),
-            };
+            let moved = format!("{:+.*}", f.kind.decimals(), f.own_moved());
             format!("{} ({side}, {moved} {}/block)", f.name, f.kind.unit())
         })
         .collect();
@@ -346,34 +378,182 @@ fn pairs<'r>(results: &'r Results, options: &Options) -> Result<Vec<(&'r Cell, &
     Ok(chosen)
 }
 
-/// The `repeat` counted runs of `side` of each of the two jobs, taken in
-/// turns, each its instructions per block by call stack.
-fn counted(
+/// How a side is profiled.
+enum Method {
+    /// Under callgrind: instructions and system calls by call stack.
+    Counted,
+    /// Sampled by perf: CPU time by call stack.
+    Sampled(Perf),
+}
+
+/// Sampled where asked, or where either job's side runs on io_uring
+/// (valgrind cannot run it); counted otherwise.
+fn method(jobs: &[Job; 2], side: Side, sampled: bool) -> Result<Method, String> {
+    let io_uring = jobs.iter().find_map(|job| match side_program(job, side) {
+        Program::Binary { adapter, .. } if adapter.io_uring => Some(adapter.name),
+        _ => None,
+    });
+    if !sampled && io_uring.is_none() {
+        return Ok(Method::Counted);
+    }
+    Perf::find()
+        .map(Method::Sampled)
+        .map_err(|why| match io_uring {
+            Some(name) => format!("{name} runs on io_uring, which callgrind cannot run, and {why}"),
+            None => why,
+        })
+}
+
+fn side_program<'j>(job: &Job<'j>, side: Side) -> &'j Program {
+    [job.server, job.client][usize::from(side == Side::Client)]
+}
+
+/// Runs of each implementation a sampled side takes at least: on the VM,
+/// the kernel's time in one function (where interrupts come back on, and
+/// the clock's samples held while they were off land) moved by 70% between
+/// two runs of the same build, past twice the range of two runs each.
+const SAMPLED_RUNS: usize = 3;
+
+/// Blocks per connection of a sampled side's shorter count: those of
+/// `seconds` at the faster of the two cells' throughput (so that the count
+/// gathers samples), and `least` at least.
+fn sampled_blocks(b: &Cell, c: &Cell, seconds: f64, least: u64) -> u64 {
+    let Some(figure) = Figure::named("mib_per_s") else {
+        return least;
+    };
+    let rate = [b, c]
+        .iter()
+        .filter_map(|cell| {
+            let mib = cell.summary(figure)?.median;
+            Some(mib * 1024.0 * 1024.0 / cell.workload().block.max(1) as f64)
+        })
+        .fold(0.0, f64::max);
+    let per_connection = rate * seconds / b.load().connections.max(1) as f64;
+    (per_connection.ceil() as u64).max(least)
+}
+
+/// How many runs of what.
+struct Runs {
+    side: Side,
+    /// Blocks per connection of the shorter count.
+    blocks: u64,
+    /// Runs of each implementation.
+    repeat: usize,
+}
+
+/// A side's runs of both implementations, each its figures per block by
+/// call stack.
+struct Profiled {
+    runs: [Vec<PerBlock>; 2],
+    /// Where sampled, how.
+    sampling: Option<Sampling>,
+}
+
+/// How a sampled side was sampled, and so how precise its figures are.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Sampling {
+    /// As `perf --version` says it.
+    pub perf: String,
+    pub period_ns: u64,
+    /// Blocks per connection of the shorter count.
+    pub blocks: u64,
+    /// CPU clock samples between the two counts of a run, the median of
+    /// every run's.
+    pub samples: u64,
+    /// Nanoseconds of CPU per block in all, medians: baseline, candidate.
+    pub cpu_ns: [f64; 2],
+}
+
+/// The `repeat` runs of `side` of each of the two jobs, taken in turns,
+/// each its figures per block by call stack.
+fn profiled(
     pair: &ProcessPair,
     jobs: &[Job; 2],
-    side: Side,
-    blocks: u64,
-    repeat: usize,
+    method: &Method,
+    runs: Runs,
     progress: &mut impl FnMut(&str),
-) -> Result<[Vec<PerBlock>; 2], String> {
-    let dir = tempfile::tempdir().map_err(|e| format!("a folder for callgrind: {e}"))?;
-    let mut runs: [Vec<PerBlock>; 2] = Default::default();
+) -> Result<Profiled, String> {
+    let Runs {
+        side,
+        blocks,
+        repeat,
+    } = runs;
+    let dir = tempfile::tempdir().map_err(|e| format!("a folder for the profiles: {e}"))?;
+    let mut profiled: [Vec<PerBlock>; 2] = Default::default();
+    let mut samples = Vec::new();
     for round in 1..=repeat {
         for (i, job) in jobs.iter().enumerate() {
             progress(&format!(
                 "  {side}, run {round} of {repeat}, {}",
                 ["baseline", "candidate"][i]
             ));
-            let [short, long] = pair.stacks(job, blocks, side, dir.path())?;
             let extra = (blocks * job.load.connections as u64) as f64;
-            runs[i].push(stacks::per_block(
-                &crate::measure::callgrind::stacks(&short)?,
-                &crate::measure::callgrind::stacks(&long)?,
-                extra,
-            ));
+            let per_block = match method {
+                Method::Counted => {
+                    let [short, long] = pair.counted_stacks(job, blocks, side, dir.path())?;
+                    stacks::per_block(
+                        &callgrind::stacks(&short)?,
+                        &callgrind::stacks(&long)?,
+                        extra,
+                    )
+                }
+                Method::Sampled(perf) => {
+                    let files = pair.sampled_stacks(job, blocks, side, perf, dir.path())?;
+                    let [short, long] = files.each_ref().map(|f| perf.sampled(f));
+                    // A run's samples take hundreds of megabytes: gone once read.
+                    files.iter().for_each(|f| drop(std::fs::remove_file(f)));
+                    let (short, long) = (short?, long?);
+                    let ns = |s: &perf::Sampled| s.values().sum::<u64>();
+                    samples.push(ns(&long).saturating_sub(ns(&short)) / perf::PERIOD_NS);
+                    stacks::per_block_sampled(&short, &long, extra)
+                }
+            };
+            profiled[i].push(per_block);
         }
     }
-    Ok(runs)
+    let sampling = match method {
+        Method::Counted => None,
+        Method::Sampled(perf) => Some(Sampling {
+            perf: perf.version.clone(),
+            period_ns: perf::PERIOD_NS,
+            blocks,
+            samples: stats::median(&samples.iter().map(|&n| n as f64).collect::<Vec<_>>())
+                .unwrap_or(0.0) as u64,
+            cpu_ns: [0.0; 2],
+        }),
+    };
+    Ok(Profiled {
+        runs: profiled,
+        sampling,
+    })
+}
+
+impl Profiled {
+    /// The side's functions that moved, and its totals.
+    fn explanation(&self, side: Side) -> Explanation {
+        let [b, c] = &self.runs;
+        let (kind, syscalls) = match self.sampling {
+            Some(_) => (Kind::Cpu, (Vec::new(), [0.0; 2])),
+            None => (Kind::Instructions, moved::compare(b, c, Kind::Syscalls)),
+        };
+        let (mut functions, figure) = moved::compare(b, c, kind);
+        let (mut syscalls, calls) = syscalls;
+        functions.truncate(KEPT);
+        syscalls.truncate(KEPT);
+        let sampled = self.sampling.clone().map(|s| Sampling {
+            cpu_ns: figure,
+            ..s
+        });
+        Explanation {
+            side: side.to_string(),
+            runs: b.len(),
+            totals: sampled.is_none().then_some([figure, calls]),
+            functions,
+            syscalls,
+            absent: None,
+            sampled,
+        }
+    }
 }
 
 /// The run's cost figures of both cells, each side's.
@@ -425,6 +605,15 @@ fn command(options: &Options) -> String {
         "--blocks".into(),
         options.blocks.to_string(),
     ]);
+    if options.sampled {
+        words.push("--sampled".into());
+    }
+    if options.sample_seconds != defaults::SAMPLE_SECONDS {
+        words.extend([
+            "--sample-seconds".into(),
+            options.sample_seconds.to_string(),
+        ]);
+    }
     crate::shell::shell_words(words.iter().map(String::as_str))
 }
 
@@ -460,33 +649,84 @@ fn page(e: &Explained) -> String {
             out += &format!("Not counted: {why}.\n\n");
             continue;
         }
-        if let Some([[b, c], [bs, cs]]) = side.totals {
-            out += &format!(
-                "Counted under callgrind, {} runs of each, in turns: {b:.0} -> {c:.0} \
-                 instructions ({:+.1}%) and {bs:.2} -> {cs:.2} system calls per block in all. \
-                 Told: a function's own figure moved by more than twice the widest range of \
-                 either side's runs, and by {} instructions (or {:.1}% of the baseline's) or \
-                 {} system calls at least.\n\n",
-                side.runs,
-                (c / b - 1.0) * 100.0,
-                moved::FLOOR_INSTRUCTIONS,
-                moved::FLOOR_SHARE * 100.0,
-                moved::FLOOR_SYSCALLS,
-            );
+        out += &method_said(side);
+        match &side.sampled {
+            Some(_) => {
+                out += &table("CPU time, sampled (ns)", &side.functions, 0, true);
+                out += "System calls: the sampled runs trace none (each traced call cost \
+                        about 0.9 µs of perf's own here, more than most calls); the table \
+                        above the sides has them by kind, counted by the kernel in the run's \
+                        cost runs.\n\n";
+            }
+            None => {
+                out += &table("Instructions", &side.functions, 0, false);
+                out += &table("System calls", &side.syscalls, 2, false);
+            }
         }
-        out += &table("Instructions", &side.functions, 0);
-        out += &table("System calls", &side.syscalls, 2);
         out += &format!("![{0}: differential flame graph]({0}.svg)\n\n", side.side);
     }
     out
 }
 
-/// A table of `functions` by one kind, their figures with `decimals`.
-fn table(title: &str, functions: &[Function], decimals: usize) -> String {
+/// How a side was counted or sampled, its totals and what tells a move.
+fn method_said(side: &Explanation) -> String {
+    let moved = |[b, c]: [f64; 2]| (c / b - 1.0) * 100.0;
+    match (&side.sampled, side.totals) {
+        (None, Some([[b, c], [bs, cs]])) => format!(
+            "Counted under callgrind, {} runs of each, in turns: {b:.0} -> {c:.0} \
+             instructions ({:+.1}%) and {bs:.2} -> {cs:.2} system calls per block in all. \
+             Told: a function's own figure moved by more than twice the widest range of \
+             either side's runs, and by {} instructions (or {:.1}% of the baseline's) or \
+             {} system calls at least.\n\n",
+            side.runs,
+            moved([b, c]),
+            moved::FLOOR_INSTRUCTIONS,
+            moved::FLOOR_SHARE * 100.0,
+            moved::FLOOR_SYSCALLS,
+        ),
+        (Some(s), _) => {
+            // A function with 1% of the samples, at 95%.
+            let hundredth = s.samples as f64 / 100.0;
+            let precise = 2.0 / hundredth.sqrt().max(f64::MIN_POSITIVE) * 100.0;
+            let [b, c] = s.cpu_ns;
+            format!(
+                "Sampled by perf ({}) on the kernel's CPU clock, every {} µs of CPU, the \
+                 kernel's time included: {} runs of each, in turns, of {} and {} blocks per \
+                 connection, {} samples a run between the two (median). A figure of k \
+                 samples is known to about ±2√k: a function with 1% of the time, to \
+                 ±{precise:.0}% of itself; the table's ± is a move's sampling error (one \
+                 standard deviation, one run of each). {b:.0} -> {c:.0} ns of CPU per block \
+                 in all ({:+.1}%): CPU time moves with the machine, where instructions \
+                 barely do. Told: a function's own figure moved by more than twice the \
+                 widest range of either side's runs, by {} times its sampling error, and by \
+                 {} ns (or {:.0}% of the baseline's) at least.\n\n",
+                s.perf,
+                s.period_ns / 1000,
+                side.runs,
+                s.blocks,
+                2 * s.blocks,
+                s.samples,
+                moved([b, c]),
+                moved::SAMPLING_ERRORS,
+                moved::FLOOR_CPU_NS,
+                moved::FLOOR_CPU_SHARE * 100.0,
+            )
+        }
+        (None, None) => String::new(),
+    }
+}
+
+/// A table of `functions` by one kind, their figures with `decimals`, and
+/// where `sampled`, each move's sampling error.
+fn table(title: &str, functions: &[Function], decimals: usize, sampled: bool) -> String {
+    let (error, rule) = match sampled {
+        true => (" ± |", "---:|"),
+        false => ("", ""),
+    };
     let mut out = format!(
-        "{title}:\n\n| function | crate | own: baseline | candidate | moved | with callees: \
-         baseline | candidate | moved | runs vary by | told |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---:|---|\n"
+        "{title}:\n\n| function | crate | own: baseline | candidate | moved |{error} with \
+         callees: baseline | candidate | moved | runs vary by | told |\n\
+         |---|---|---:|---:|---:|{rule}---:|---:|---:|---:|---|\n"
     );
     let shown = functions
         .iter()
@@ -494,8 +734,12 @@ fn table(title: &str, functions: &[Function], decimals: usize) -> String {
         .take(ROWS);
     for f in shown {
         let d = decimals;
+        let error = match sampled {
+            true => format!(" {:.d$} |", f.error),
+            false => String::new(),
+        };
         out += &format!(
-            "| `{}` | {} | {:.d$} | {:.d$} | {:+.d$} | {:.d$} | {:.d$} | {:+.d$} | {:.d$} | {} |\n",
+            "| `{}` | {} | {:.d$} | {:.d$} | {:+.d$} |{error} {:.d$} | {:.d$} | {:+.d$} | {:.d$} | {} |\n",
             f.name.replace('|', "\\|"),
             f.krate.as_deref().unwrap_or("-"),
             f.baseline[0],

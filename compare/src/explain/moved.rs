@@ -16,6 +16,12 @@ pub const FLOOR_INSTRUCTIONS: f64 = 20.0;
 pub const FLOOR_SHARE: f64 = 0.005;
 /// and nor is a fraction of a system call.
 pub const FLOOR_SYSCALLS: f64 = 0.5;
+/// Sampled CPU time: the least move told, per block,
+pub const FLOOR_CPU_NS: f64 = 50.0;
+/// or this part of the side's time in all, where more;
+pub const FLOOR_CPU_SHARE: f64 = 0.01;
+/// and the move must be this many times its sampling error.
+pub const SAMPLING_ERRORS: f64 = 3.0;
 
 /// What a function's move is measured in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -23,13 +29,24 @@ pub const FLOOR_SYSCALLS: f64 = 0.5;
 pub enum Kind {
     Instructions,
     Syscalls,
+    /// Nanoseconds of CPU, sampled.
+    Cpu,
 }
 
 impl Kind {
-    fn of(self, cost: &Cost) -> f64 {
+    pub fn of(self, cost: &Cost) -> f64 {
         match self {
             Self::Instructions => cost.instructions,
             Self::Syscalls => cost.syscalls,
+            Self::Cpu => cost.cpu_ns,
+        }
+    }
+
+    /// The variance that sampling alone gives `cost`'s figure.
+    fn variance(self, cost: &Cost) -> f64 {
+        match self {
+            Self::Cpu => cost.cpu_variance,
+            Self::Instructions | Self::Syscalls => 0.0,
         }
     }
 
@@ -39,6 +56,7 @@ impl Kind {
         match self {
             Self::Instructions => (FLOOR_SHARE * total).max(FLOOR_INSTRUCTIONS),
             Self::Syscalls => FLOOR_SYSCALLS,
+            Self::Cpu => (FLOOR_CPU_SHARE * total).max(FLOOR_CPU_NS),
         }
     }
 
@@ -46,6 +64,15 @@ impl Kind {
         match self {
             Self::Instructions => "instr",
             Self::Syscalls => "syscalls",
+            Self::Cpu => "ns CPU",
+        }
+    }
+
+    /// The decimals its figures are shown with.
+    pub fn decimals(self) -> usize {
+        match self {
+            Self::Syscalls => 2,
+            Self::Instructions | Self::Cpu => 0,
         }
     }
 }
@@ -63,8 +90,14 @@ pub struct Function {
     /// The runs' own variation of its own figure: the widest range of one
     /// implementation's runs.
     pub variation: f64,
+    /// Sampled: its move's sampling error, one standard deviation, of one
+    /// run of each implementation (the medians' is smaller); none where
+    /// counted.
+    #[serde(default)]
+    pub error: f64,
     /// Whether its own figure moved by more than twice the runs' variation,
-    /// and by the kind's floor at least.
+    /// by the kind's floor at least, and sampled, by
+    /// [`SAMPLING_ERRORS`] times its sampling error.
     pub told: bool,
 }
 
@@ -125,6 +158,14 @@ pub fn compare(
                 hi - lo
             };
             let variation = range(&b).max(range(&c));
+            let variance = |runs: &[BTreeMap<String, Costs>]| {
+                median(
+                    runs.iter()
+                        .map(|r| r.get(name).map_or(0.0, |c| kind.variance(&c.own)))
+                        .collect(),
+                )
+            };
+            let error = (variance(&b) + variance(&c)).sqrt();
             let (baseline, candidate) = (side(&b), side(&c));
             let moved = (candidate[0] - baseline[0]).abs();
             Function {
@@ -134,10 +175,17 @@ pub fn compare(
                 baseline,
                 candidate,
                 variation,
-                told: b.len() > 1 && c.len() > 1 && moved > 2.0 * variation && moved >= floor,
+                error,
+                told: b.len() > 1
+                    && c.len() > 1
+                    && moved > 2.0 * variation
+                    && moved >= floor
+                    && moved > SAMPLING_ERRORS * error,
             }
         })
         .collect();
+    // A function with no figure of this kind in any run is not of it.
+    functions.retain(|f| f.baseline != [0.0; 2] || f.candidate != [0.0; 2] || f.variation != 0.0);
     functions.sort_by(|x, y| {
         y.told
             .cmp(&x.told)
@@ -165,6 +213,7 @@ mod tests {
                         let cost = Cost {
                             instructions,
                             syscalls,
+                            ..Cost::default()
                         };
                         (s.to_string(), cost)
                     })
@@ -222,5 +271,34 @@ mod tests {
         let (functions, totals) = compare(&baseline, &candidate, Kind::Instructions);
         assert_eq!(functions[0].own_moved(), 400.0);
         assert_eq!(totals, [1500.0, 1901.0]);
+    }
+
+    #[test]
+    fn a_sampled_move_within_its_sampling_error_is_not_told() {
+        let sampled = |ns: f64, variance: f64| -> Vec<PerBlock> {
+            (0..3)
+                .map(|i| {
+                    let cost = Cost {
+                        cpu_ns: ns + i as f64,
+                        cpu_variance: variance,
+                        ..Cost::default()
+                    };
+                    [("main;echo".to_string(), cost)].into_iter().collect()
+                })
+                .collect()
+        };
+        // 1,000 ns more, past the runs' range and the floor: told where
+        // sampling knows it to 100 ns, not where to 1,000.
+        for (sd, told) in [(100.0, true), (1000.0, false)] {
+            let variance = sd * sd / 2.0;
+            let (functions, _) = compare(
+                &sampled(10_000.0, variance),
+                &sampled(11_000.0, variance),
+                Kind::Cpu,
+            );
+            let echo = &functions[0];
+            assert_eq!((echo.name.as_str(), echo.told), ("echo", told), "{echo:?}");
+            assert!((echo.error - sd).abs() < 1e-6, "{echo:?}");
+        }
     }
 }

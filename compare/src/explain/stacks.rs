@@ -7,18 +7,26 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use crate::measure::callgrind::Stacks;
+use crate::measure::perf::{self, Sampled};
 
-/// What a stack or a function costs per block.
+/// What a stack or a function costs per block: counted by callgrind
+/// (instructions, system calls), or sampled by perf (CPU time, and its
+/// sampling variance).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Cost {
     pub instructions: f64,
     pub syscalls: f64,
+    pub cpu_ns: f64,
+    /// The variance of `cpu_ns` that sampling alone gives, in ns².
+    pub cpu_variance: f64,
 }
 
 impl std::ops::AddAssign for Cost {
     fn add_assign(&mut self, other: Self) {
         self.instructions += other.instructions;
         self.syscalls += other.syscalls;
+        self.cpu_ns += other.cpu_ns;
+        self.cpu_variance += other.cpu_variance;
     }
 }
 
@@ -40,6 +48,27 @@ pub fn per_block(short: &Stacks, long: &Stacks, blocks: f64) -> PerBlock {
             let cost = Cost {
                 instructions: (long.instructions as f64 - short.instructions as f64) / blocks,
                 syscalls: (long.syscalls as f64 - short.syscalls as f64) / blocks,
+                ..Cost::default()
+            };
+            (stack.clone(), cost)
+        })
+        .collect()
+}
+
+/// The same of two sampled runs: each stack's CPU time, with the variance
+/// of its samples (a count of `k` samples varies by `k`: in ns², `k` times
+/// the period squared, of both counts).
+pub fn per_block_sampled(short: &Sampled, long: &Sampled, blocks: f64) -> PerBlock {
+    let stacks: BTreeSet<&String> = short.keys().chain(long.keys()).collect();
+    stacks
+        .into_iter()
+        .map(|stack| {
+            let ns = |s: &Sampled| s.get(stack).copied().unwrap_or(0) as f64;
+            let (short, long) = (ns(short), ns(long));
+            let cost = Cost {
+                cpu_ns: (long - short) / blocks,
+                cpu_variance: (long + short) * perf::PERIOD_NS as f64 / (blocks * blocks),
+                ..Cost::default()
             };
             (stack.clone(), cost)
         })
@@ -93,7 +122,7 @@ mod tests {
     fn instructions(n: f64) -> Cost {
         Cost {
             instructions: n,
-            syscalls: 0.0,
+            ..Cost::default()
         }
     }
 
@@ -125,6 +154,7 @@ mod tests {
         let echo = Cost {
             instructions: 20.0,
             syscalls: 1.0,
+            ..Cost::default()
         };
         assert_eq!(stacks["main;serve;echo"], echo);
         let f = functions(&stacks);
@@ -140,6 +170,20 @@ mod tests {
                 .collect(),
         );
         assert_eq!(f["a"].inclusive, instructions(5.0));
+    }
+
+    #[test]
+    fn a_sampled_stack_s_time_per_block_carries_its_samples_variance() {
+        let p = perf::PERIOD_NS;
+        let sampled =
+            |ns: u64| -> Sampled { [("main;echo".to_string(), ns)].into_iter().collect() };
+        let stacks = per_block_sampled(&sampled(10 * p), &sampled(30 * p), 100.0);
+        let echo = stacks["main;echo"];
+        assert_eq!(echo.cpu_ns, 20.0 * p as f64 / 100.0);
+        // 40 samples in the two counts: a standard deviation of sqrt(40) samples.
+        let sd = echo.cpu_variance.sqrt() * 100.0 / p as f64;
+        assert!((sd - 40f64.sqrt()).abs() < 1e-9, "{sd}");
+        assert_eq!(echo.instructions, 0.0);
     }
 
     #[test]

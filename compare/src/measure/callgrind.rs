@@ -126,25 +126,22 @@ pub fn stacks(out: &Path) -> Result<Stacks, String> {
 }
 
 /// A function context (`echo'serve'main`) as a folded stack
-/// (`main;serve;echo`), each frame named without its symbol's hash and
-/// without the separator of folded stacks (`[u8; 16]` -> `[u8, 16]`).
+/// (`main;serve;echo`).
 fn folded(context: &str) -> String {
-    let frames: Vec<String> = context
-        .split('\'')
-        .rev()
-        .map(|frame| {
-            let frame = match frame.rsplit_once("::h") {
-                Some((name, hash))
-                    if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) =>
-                {
-                    name
-                }
-                _ => frame,
-            };
-            frame.replace(';', ",")
-        })
-        .collect();
+    let frames: Vec<String> = context.split('\'').rev().map(frame_name).collect();
     frames.join(";")
+}
+
+/// A frame as the explanations name it: without its symbol's hash and
+/// without the separator of folded stacks (`[u8; 16]` -> `[u8, 16]`).
+pub fn frame_name(frame: &str) -> String {
+    let frame = match frame.rsplit_once("::h") {
+        Some((name, hash)) if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            name
+        }
+        _ => frame,
+    };
+    frame.replace(';', ",")
 }
 
 /// The instructions (Ir) a callgrind output file counts in all.

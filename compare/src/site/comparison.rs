@@ -115,9 +115,17 @@ pub fn pages(site: &Site, c: &Comparison) -> Vec<(String, String)> {
         for (side, svg) in graphs {
             // Inline, as every chart of the site: its pages fetch nothing.
             let drawing = svg.find("<svg").map_or("", |at| &svg[at..]);
+            let sampled = e
+                .sides
+                .iter()
+                .any(|s| s.side == *side && s.sampled.is_some());
+            let what = match sampled {
+                true => "CPU time, sampled,",
+                false => "instructions",
+            };
             why += &format!(
-                "<p>{side}, the candidate's instructions per block (red: more than the \
-                 baseline's, blue: fewer):</p>\n<div class=\"flame\">{drawing}</div>\n"
+                "<p>{side}, the candidate's {what} per block (red: more than the \
+                 baseline's, blue: less):</p>\n<div class=\"flame\">{drawing}</div>\n"
             );
         }
     }

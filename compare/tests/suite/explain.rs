@@ -1,50 +1,51 @@
 //! `compare explain` on causes known beforehand: work added in a function
 //! of its own on one side (the `costly` faults), and a system call added
-//! the same way (the `syscall` fault), each named first and on its side;
-//! and a cell explained against itself, where nothing is named. The check
-//! of the run links the explanation of the cell it flags.
+//! the same way (the `syscall` fault), each named first and on its side,
+//! counted by callgrind and sampled by perf; and a cell explained against
+//! itself, where nothing is named. The check of the run links the
+//! explanation of the cell it flags.
 
 use std::path::Path;
 
 use compare::explain::Explained;
-use compare::explain::moved::Kind;
+use compare::explain::moved::{Function, Kind};
 
 use crate::common::{assert_ok, compare_with, out_dir};
 
 /// The fault on the release's binary that the run and the check see.
 const COSTLY: &str = "pingpong-mio-1.2.4/pingpong-mio:costly=3000";
 
-/// mio and a release of it made costly, one connection, short rounds:
-/// what explain runs again, and what check flags.
-fn run(out: &Path) {
-    let mut args = vec!["run", "--runtimes", "mio,mio@1.2.4", "--connections", "1"];
+/// mio and a release of it made costly (and `others`), one connection,
+/// short rounds: what explain runs again, and what check flags.
+fn run(out: &Path, others: &str) {
+    let runtimes = format!("mio,mio@1.2.4{others}");
+    let mut args = vec!["run", "--runtimes", &runtimes, "--connections", "1"];
     args.extend(["--threads", "1", "--seconds", "0.1", "--warmup", "0"]);
     args.extend(["--repeat", "6", "--no-cost", "--quiet", "--history", "none"]);
     args.extend(["--out", out.to_str().unwrap()]);
     assert_ok(&compare_with(&args, &[("PINGPONG_FAULT", COSTLY)]), &args);
 }
 
-/// The explanation of `candidate` against mio, `side` counted, with
-/// `fault` on the release's binary, in explain's own folder (`to` none)
-/// or `to`.
+/// The explanation of `pair` (baseline, candidate), with `more`
+/// arguments, and `fault` on the release's binary, in explain's own folder
+/// (`to` none) or `to`.
 fn explain(
     out: &Path,
-    candidate: &str,
-    side: Option<&str>,
+    [baseline, candidate]: [&str; 2],
+    more: &[&str],
     fault: Option<&str>,
     to: Option<&Path>,
 ) -> Explained {
+    let slug = |name: &str| name.replace(['@', '.'], "-");
     let default = out
         .join("explain")
-        .join(format!("mio-vs-{}", candidate.replace(['@', '.'], "-")));
+        .join(format!("{}-vs-{}", slug(baseline), slug(candidate)));
     let to = to.unwrap_or(&default);
-    let mut args = vec!["explain", out.to_str().unwrap(), "--baseline", "mio"];
+    let mut args = vec!["explain", out.to_str().unwrap(), "--baseline", baseline];
     args.extend(["--candidate", candidate, "--repeat", "2", "--blocks", "10"]);
+    args.extend(more);
     if to != default {
         args.extend(["--out", to.to_str().unwrap()]);
-    }
-    if let Some(side) = side {
-        args.extend(["--side", side]);
     }
     let spec = fault.map(|f| format!("pingpong-mio-1.2.4/pingpong-mio:{f}"));
     let env: Vec<(&str, &str)> = spec
@@ -69,7 +70,7 @@ fn explain(
 #[ignore = "needs valgrind: scripts/test.sh installs it, as root, and runs this"]
 fn an_injected_cost_is_named_first_on_its_side_and_an_a_a_pair_names_nothing() {
     let out = out_dir("explain");
-    run(&out);
+    run(&out, "");
     for (fault, side, function, kind) in [
         (
             "costly=3000",
@@ -93,7 +94,8 @@ fn an_injected_cost_is_named_first_on_its_side_and_an_a_a_pair_names_nothing() {
         // The costly server's in explain's own folder, where check finds it.
         let to = out.join(format!("explained-{fault}"));
         let to = (fault != "costly=3000").then_some(to.as_path());
-        let explained = explain(&out, "mio@1.2.4", Some(side), Some(fault), to);
+        let pair = ["mio", "mio@1.2.4"];
+        let explained = explain(&out, pair, &["--side", side], Some(fault), to);
         let told = explained.told();
         let Some((named_side, first)) = told.first() else {
             panic!("{fault}: nothing named; {explained:?}");
@@ -121,7 +123,7 @@ fn an_injected_cost_is_named_first_on_its_side_and_an_a_a_pair_names_nothing() {
         "{line}"
     );
     // The same build against itself, both sides: every move is variation.
-    let same = explain(&out, "mio", None, None, Some(&out.join("a-a")));
+    let same = explain(&out, ["mio", "mio"], &[], None, Some(&out.join("a-a")));
     assert_eq!(same.sides.len(), 2);
     assert!(same.told().is_empty(), "{:?}", same.told());
     assert!(
@@ -129,4 +131,45 @@ fn an_injected_cost_is_named_first_on_its_side_and_an_a_a_pair_names_nothing() {
             .iter()
             .all(|s| s.absent.is_none() && !s.functions.is_empty())
     );
+}
+
+#[test]
+#[ignore = "needs perf, as root: scripts/test.sh installs it, as root, and runs this"]
+fn sampled_an_injected_cost_is_named_first_and_an_io_uring_a_a_pair_names_nothing() {
+    let out = out_dir("explain-sampled");
+    run(&out, ",monoio");
+    let to = out.join("costly");
+    let more = ["--side", "server", "--sampled", "--sample-seconds", "0.3"];
+    let pair = ["mio", "mio@1.2.4"];
+    let explained = explain(&out, pair, &more, Some("costly=3000"), Some(&to));
+    let server = &explained.sides[0];
+    assert!(server.sampled.is_some(), "{server:?}");
+    let told = explained.told();
+    let Some((side, first)) = told.first() else {
+        panic!("nothing named; {explained:?}");
+    };
+    let function = "pingpong::fault::injected_work";
+    assert_eq!(
+        (*side, first.name.as_str(), first.kind),
+        ("server", function, Kind::Cpu)
+    );
+    assert!(first.own_moved() > 0.0, "{first:?}");
+    // valgrind cannot run io_uring: monoio is sampled without being asked,
+    // and against itself nothing moves past the runs' variation and the
+    // samples' precision.
+    let to = out.join("a-a");
+    let more = ["--side", "server", "--sample-seconds", "0.3"];
+    let same = explain(&out, ["monoio", "monoio"], &more, None, Some(&to));
+    let server = &same.sides[0];
+    assert!(
+        server.absent.is_none() && server.sampled.is_some(),
+        "{server:?}"
+    );
+    let monoio = |f: &Function| f.kind == Kind::Cpu && f.krate.as_deref() == Some("monoio");
+    assert!(server.functions.iter().any(monoio), "{server:?}");
+    assert!(
+        server.syscalls.is_empty() && server.totals.is_none(),
+        "{server:?}"
+    );
+    assert!(same.told().is_empty(), "{:?}", same.told());
 }
