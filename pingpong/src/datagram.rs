@@ -241,4 +241,29 @@ mod tests {
         assert!(check_size(7).unwrap_err().contains("sequence number"));
         assert!(check_size(MAX_DATAGRAM + 1).unwrap_err().contains("65507"));
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_datagram_passes_only_whole_awaited_and_unchanged(
+            bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..200),
+            block in SEQUENCE..200,
+            awaited in 0u64..4,
+        ) {
+            let p = pattern(block);
+            match check(&bytes, &p, awaited) {
+                Ok(true) => {
+                    proptest::prop_assert_eq!(bytes.len(), block);
+                    proptest::prop_assert_eq!(sequence(&bytes), awaited);
+                    proptest::prop_assert_eq!(&bytes[SEQUENCE..], &p[SEQUENCE..]);
+                }
+                Ok(false) => proptest::prop_assert!(sequence(&bytes) < awaited),
+                Err(e) => proptest::prop_assert!(!e.to_string().is_empty()),
+            }
+            // A datagram of ours, one byte changed: refused, or late.
+            let mut d = datagram(block, awaited);
+            let at = bytes.first().map_or(0, |&b| b as usize) % block;
+            d[at] ^= 0x5a;
+            proptest::prop_assert!(!matches!(check(&d, &p, awaited), Ok(true)));
+        }
+    }
 }

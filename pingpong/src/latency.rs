@@ -11,6 +11,7 @@
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
@@ -166,15 +167,65 @@ pub enum DecodeError {
     Hdr(hdrhistogram::serialization::DeserializeError),
     #[error("its values lie outside a round-trip histogram's bounds (1 ns to an hour)")]
     Bounds,
+    #[error("its compressed counts do not inflate: {0}")]
+    Inflate(std::io::Error),
+    #[error("it inflates past {MAX_INFLATED} bytes, more than any histogram of ours")]
+    Inflated,
+    #[error("its header claims {claimed} bytes of counts where {present} follow")]
+    Claims { claimed: usize, present: usize },
 }
 
+/// The V2 encoding's cookies (HdrHistogram's format): plain, and deflated.
+const V2: u32 = 0x1c84_9313;
+const V2_DEFLATED: u32 = 0x1c84_9314;
+/// A plain V2 encoding's header: cookie, the counts' length, normalizing
+/// offset, significant digits, lowest and highest value, ratio.
+const V2_HEADER: usize = 40;
+/// The most a histogram's encoding may inflate to: a round-trip histogram
+/// of ours holds 33,000 counts, at most 9 bytes each encoded.
+const MAX_INFLATED: u64 = 4 << 20;
+
 /// A histogram from its base64 V2 encoding, compressed or (as files written
-/// before compression) not.
+/// before compression) not. hdrhistogram makes room for the counts a header
+/// claims before reading them: a claim past the bytes there is refused
+/// here, and deflated counts inflate to [`MAX_INFLATED`] at most, so that a
+/// line of a few bytes cannot make it allocate gigabytes.
 pub fn decode(text: &str) -> Result<Histogram, DecodeError> {
     let bytes = STANDARD.decode(text)?;
+    let plain = match cookie(&bytes) {
+        Some(V2_DEFLATED) => inflate(&bytes[8.min(bytes.len())..])?,
+        _ => bytes,
+    };
+    if cookie(&plain) == Some(V2) {
+        let claimed = plain.get(4..8).map_or(0, |n| {
+            u32::from_be_bytes(n.try_into().expect("four bytes")) as usize
+        });
+        let present = plain.len().saturating_sub(V2_HEADER);
+        if claimed > present {
+            return Err(DecodeError::Claims { claimed, present });
+        }
+    }
     Deserializer::new()
-        .deserialize(&mut bytes.as_slice())
+        .deserialize(&mut plain.as_slice())
         .map_err(DecodeError::Hdr)
+}
+
+/// The cookie an encoding starts with.
+fn cookie(bytes: &[u8]) -> Option<u32> {
+    Some(u32::from_be_bytes(bytes.get(..4)?.try_into().ok()?))
+}
+
+/// Deflated counts (zlib), inflated within [`MAX_INFLATED`].
+fn inflate(deflated: &[u8]) -> Result<Vec<u8>, DecodeError> {
+    let mut plain = Vec::new();
+    flate2::read::ZlibDecoder::new(deflated)
+        .take(MAX_INFLATED + 1)
+        .read_to_end(&mut plain)
+        .map_err(DecodeError::Inflate)?;
+    match plain.len() as u64 > MAX_INFLATED {
+        true => Err(DecodeError::Inflated),
+        false => Ok(plain),
+    }
 }
 
 /// Encoded histograms (of several processes, say) added into one: the
@@ -304,5 +355,60 @@ mod tests {
         );
         assert!(decode("not base64!").is_err());
         assert!(decode(&STANDARD.encode(b"not a histogram")).is_err());
+    }
+
+    #[test]
+    fn a_header_that_claims_more_than_it_holds_is_refused_before_any_room_is_made() {
+        let mut plain = Vec::new();
+        hdrhistogram::serialization::V2Serializer::new()
+            .serialize(&histogram(), &mut plain)
+            .unwrap();
+        plain[4..8].copy_from_slice(&u32::MAX.to_be_bytes());
+        let claims = decode(&STANDARD.encode(&plain)).unwrap_err();
+        assert!(
+            matches!(claims, DecodeError::Claims { claimed, .. } if claimed == u32::MAX as usize)
+        );
+        // The same inside a deflated encoding.
+        let mut deflated = V2_DEFLATED.to_be_bytes().to_vec();
+        let mut zlib = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut zlib, &plain).unwrap();
+        let zlib = zlib.finish().unwrap();
+        deflated.extend((zlib.len() as u32).to_be_bytes());
+        deflated.extend(zlib);
+        assert!(matches!(
+            decode(&STANDARD.encode(&deflated)),
+            Err(DecodeError::Claims { .. })
+        ));
+        // Zeros that inflate past the bound.
+        let mut bomb = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        std::io::Write::write_all(&mut bomb, &vec![0; MAX_INFLATED as usize + 1]).unwrap();
+        let mut deflated = V2_DEFLATED.to_be_bytes().to_vec();
+        deflated.extend([0; 4]);
+        deflated.extend(bomb.finish().unwrap());
+        assert!(matches!(
+            decode(&STANDARD.encode(&deflated)),
+            Err(DecodeError::Inflated)
+        ));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_bytes_or_a_damaged_encoding_decode_or_are_refused(
+            bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..200),
+            at in 0usize..4096,
+            byte in proptest::num::u8::ANY,
+            cut in 0usize..4096,
+        ) {
+            let _ = decode(&STANDARD.encode(&bytes));
+            let mut h = histogram();
+            for ns in [1_000, 20_000, 3_000_000] {
+                h.record(ns).unwrap();
+            }
+            let mut damaged = STANDARD.decode(encode(&h)).unwrap();
+            let at = at % damaged.len();
+            damaged[at] = byte;
+            damaged.truncate(cut.max(1));
+            let _ = decode(&STANDARD.encode(&damaged));
+        }
     }
 }

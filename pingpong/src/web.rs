@@ -438,4 +438,65 @@ mod tests {
         }
         assert!(failed);
     }
+
+    /// Any stream, in any chunking, read to its end: each call takes a
+    /// piece, or takes every byte it is given and waits, or refuses the
+    /// stream; the head it gathers stays within its bound.
+    fn read_hostile(protocol: Protocol, block: usize, stream: &[u8], chunk: usize) {
+        let mut unframer = Unframer::new(protocol, block);
+        // A piece takes a byte at least, but for an end after each body.
+        let most = 2 * stream.len() + 2;
+        let mut pieces = 0;
+        for mut data in stream.chunks(chunk) {
+            loop {
+                match unframer.next(&mut data) {
+                    Err(_) => return,
+                    Ok(None) => {
+                        assert!(data.is_empty(), "waits with {} bytes left", data.len());
+                        break;
+                    }
+                    Ok(Some(_)) => pieces += 1,
+                }
+                assert!(pieces <= most, "{pieces} pieces of {} bytes", stream.len());
+            }
+            assert!(
+                unframer.head.len() <= MAX_HEAD,
+                "a head of {}",
+                unframer.head.len()
+            );
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_answer_stream_is_read_or_refused_without_a_panic_or_a_hang(
+            websocket in proptest::bool::ANY,
+            bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..3000),
+            chunk in 1usize..2000,
+            block in 1usize..300,
+            at in 0usize..10_000,
+            byte in proptest::num::u8::ANY,
+            cut in 0usize..10_000,
+        ) {
+            let protocol = match websocket {
+                true => Protocol::WebSocket,
+                false => Protocol::Http,
+            };
+            read_hostile(protocol, block, &bytes, chunk);
+            // A well-formed stream, one byte changed and cut short.
+            let body = pattern(block);
+            let mut stream = match protocol {
+                Protocol::WebSocket => {
+                    let mut s = b"HTTP/1.1 101 Switching Protocols\r\nsec-websocket-accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n".to_vec();
+                    s.extend(frame(&body).repeat(3));
+                    s
+                }
+                _ => http_answer(&body).repeat(3),
+            };
+            let at = at % stream.len();
+            stream[at] = byte;
+            stream.truncate(cut);
+            read_hostile(protocol, block, &stream, chunk);
+        }
+    }
 }
