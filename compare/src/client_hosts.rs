@@ -176,6 +176,21 @@ fn parts(results: &[(String, ClientResult)]) -> Result<ClientHosts> {
         let window = r
             .window_edges
             .with_context(|| format!("client host {host}: its result has no window edges"))?;
+        // A host that lies about its window would make every figure of the
+        // merge infinite or meaningless.
+        let sane = |t: f64| t.is_finite() && t >= 0.0;
+        ensure!(
+            sane(window[0]) && sane(window[1]) && window[1] > window[0],
+            "client host {host}: its window opened at {} s and closed at {} s",
+            window[0],
+            window[1]
+        );
+        ensure!(
+            sane(r.seconds) && r.seconds > 0.0 && sane(r.connect_seconds),
+            "client host {host}: it measured for {} s after connecting for {} s",
+            r.seconds,
+            r.connect_seconds
+        );
         parts.push(HostPart {
             host: host.clone(),
             connections: r.connections,
@@ -368,5 +383,31 @@ mod tests {
             refused.contains("open together for 0.150 s of 0.500 s"),
             "{refused}"
         );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn hosts_that_lie_about_their_windows_are_refused_or_merge_to_finite_figures(
+            edges in proptest::collection::vec(
+                (-1e3f64..1e3, proptest::num::f64::ANY, 0u64..1 << 40, 0.0f64..2.0),
+                1..4,
+            ),
+        ) {
+            let results: Vec<(String, ClientResult)> = edges
+                .iter()
+                .enumerate()
+                .map(|(i, &(opened, closed, bytes, seconds))| {
+                    let mut r = host(1, 16384, 100, 0.1, 0.6);
+                    r.window_edges = Some([opened, closed]);
+                    r.bytes = bytes;
+                    r.seconds = seconds;
+                    (format!("ssh://{i}"), r)
+                })
+                .collect();
+            if parts(&results).is_ok() {
+                let merged = merge(results.into_iter().map(|(_, r)| r).collect()).unwrap();
+                proptest::prop_assert!(merged.mib_per_s().is_finite(), "{merged:?}");
+            }
+        }
     }
 }

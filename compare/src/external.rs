@@ -115,18 +115,21 @@ impl External {
     fn load(name: &str, file: &Path) -> Result<Self> {
         let text =
             std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-        let mut external: Self =
-            toml::from_str(&text).with_context(|| format!("{} is not valid", file.display()))?;
         let dir = file
             .parent()
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        external.name = name.into();
-        external.dir = std::path::absolute(dir)
+        let dir = std::path::absolute(dir)
             .with_context(|| format!("resolving the folder of {}", file.display()))?;
-        external
-            .check()
-            .with_context(|| format!("in {}", file.display()))?;
+        Self::parse(name, &text, dir).with_context(|| format!("in {}", file.display()))
+    }
+
+    /// A file's text, its relative paths from `dir`.
+    fn parse(name: &str, text: &str, dir: PathBuf) -> Result<Self> {
+        let mut external: Self = toml::from_str(text).context("not a valid file")?;
+        external.name = name.into();
+        external.dir = dir;
+        external.check()?;
         Ok(external)
     }
 
@@ -296,10 +299,16 @@ impl External {
             .ok()
             .filter(|n: &f64| n.is_finite() && *n >= 0.0)
             .with_context(|| format!("the client's throughput {text:?} is not a number"))?;
-        Ok(match self.client.unit {
-            Unit::Bytes => number as u64,
-            Unit::MibPerS => (number * seconds * (1 << 20) as f64) as u64,
-        })
+        let bytes = match self.client.unit {
+            Unit::Bytes => number,
+            Unit::MibPerS => number * seconds * (1 << 20) as f64,
+        };
+        // Past what a u64 counts, `as` would say u64::MAX: no reading at all.
+        ensure!(
+            bytes < u64::MAX as f64,
+            "the client's throughput {text:?} is past any count of bytes"
+        );
+        Ok(bytes as u64)
     }
 }
 
@@ -341,9 +350,7 @@ mod tests {
     }
 
     fn parse(text: &str) -> Result<External> {
-        let mut e: External = toml::from_str(text)?;
-        e.dir = "/opt/x".into();
-        e.check().map(|()| e)
+        External::parse("x", text, "/opt/x".into())
     }
 
     const MUDUO: &str = r#"
@@ -391,6 +398,8 @@ mod tests {
             e.bytes_read("12345 total bytes read\n", "", 1.0).unwrap(),
             12345
         );
+        let past = e.bytes_read(&format!("1{} total bytes read", "0".repeat(30)), "", 1.0);
+        assert!(past.unwrap_err().to_string().contains("past any count"));
         let missing = e
             .bytes_read("nothing here", "", 1.0)
             .unwrap_err()
@@ -463,5 +472,31 @@ mod tests {
                 .unwrap()
                 .contains("whole seconds")
         );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_file_and_any_output_are_read_or_refused_without_a_panic(
+            text in ".{0,300}",
+            at in 0usize..1000,
+            cut in 0usize..1000,
+            byte in proptest::char::any(),
+            stdout in ".{0,200}",
+        ) {
+            let _ = parse(&text);
+            // The muduo file, one character changed and cut short.
+            let mut chars: Vec<char> = MUDUO.chars().collect();
+            let at = at % chars.len();
+            chars[at] = byte;
+            chars.truncate(cut);
+            let damaged: String = chars.into_iter().collect();
+            for text in [damaged.as_str(), MUDUO] {
+                if let Ok(e) = parse(text) {
+                    let _ = e.server_command(&values());
+                    let _ = e.client_command(&values());
+                    let _ = e.bytes_read(&stdout, &stdout, 1.0);
+                }
+            }
+        }
     }
 }
