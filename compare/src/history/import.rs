@@ -64,3 +64,37 @@ fn results_under(path: &Path) -> Result<Vec<PathBuf>> {
     }
     Ok(found)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        #[test]
+        fn a_damaged_folder_is_imported_whole_or_refused_and_the_history_stays_readable(
+            cut in 0usize..100_000,
+            at in 0usize..100_000,
+            byte in proptest::num::u8::ANY,
+        ) {
+            let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small/results.json");
+            let mut bytes = fs::read(fixture).unwrap();
+            bytes.truncate(cut % (bytes.len() + 1));
+            if !bytes.is_empty() {
+                let at = at % bytes.len();
+                bytes[at] = byte;
+            }
+            let dir = tempfile::tempdir().unwrap();
+            let run = dir.path().join("run");
+            fs::create_dir(&run).unwrap();
+            fs::write(run.join(file::NAME), &bytes).unwrap();
+            let mut history = History::open(&dir.path().join("history.sqlite")).unwrap();
+            let imported = folders(&mut history, &[dir.path().to_path_buf()], |_| {});
+            let entries = history.entries().unwrap();
+            proptest::prop_assert_eq!(entries.len(), usize::from(imported.is_ok()));
+            for entry in entries {
+                history.load(entry.id).unwrap();
+            }
+        }
+    }
+}

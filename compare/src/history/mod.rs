@@ -6,6 +6,7 @@
 
 pub mod import;
 pub mod store;
+pub mod tls;
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -186,9 +187,13 @@ impl History {
         }
     }
 
-    /// Runs a query.
+    /// Runs a query; what fails says which history (a file cut short
+    /// reads as SQLite's "disk I/O error", which names none).
     fn query(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
-        self.db.borrow_mut().query(sql, params)
+        self.db
+            .borrow_mut()
+            .query(sql, params)
+            .with_context(|| format!("reading the history {}", self.location))
     }
 
     /// The runs, oldest first.
@@ -796,5 +801,43 @@ mod tests {
             "the page names the version"
         );
         assert!(SCHEMA.contains(&format!("version {VERSION} (PRAGMA user_version")));
+    }
+
+    /// Every way the history is read: entries, each run, each cell's past,
+    /// the series; each returns or says why it cannot.
+    fn read_all(location: &Path) -> Result<()> {
+        let history = History::open(location)?;
+        for entry in history.entries()? {
+            let run = history.load(entry.id)?;
+            for cell in &run.cells {
+                history.past(&entry.machine, cell, &entry.started)?;
+            }
+        }
+        history.series()?;
+        Ok(())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+        #[test]
+        fn a_history_cut_short_or_another_program_s_file_is_refused_with_a_message(
+            cut in 0usize..1_000_000,
+            foreign in proptest::collection::vec(proptest::num::u8::ANY, 0..4096),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let whole = dir.path().join("whole.sqlite");
+            History::open(&whole).unwrap().append(&fixture(), "x").unwrap();
+            let bytes = std::fs::read(&whole).unwrap();
+            let cut_short = dir.path().join("cut.sqlite");
+            std::fs::write(&cut_short, &bytes[..cut % bytes.len()]).unwrap();
+            if let Err(e) = read_all(&cut_short) {
+                proptest::prop_assert!(format!("{e:#}").contains("cut.sqlite"), "{e:#}");
+            }
+            let other = dir.path().join("other.sqlite");
+            std::fs::write(&other, &foreign).unwrap();
+            if let Err(e) = read_all(&other) {
+                proptest::prop_assert!(format!("{e:#}").contains("other.sqlite"), "{e:#}");
+            }
+        }
     }
 }
