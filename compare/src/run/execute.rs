@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use super::interrupt::Interrupt;
 use super::prepare::Placements;
@@ -239,7 +239,7 @@ impl<'a> Loop<'a> {
             for &i in &due {
                 results.cells[i].cost_absent = Some(why.clone());
             }
-            results.save(execution.path)?;
+            save(results, execution.path)?;
             return Ok(false);
         }
         self.progress.more(due.len());
@@ -287,7 +287,7 @@ impl<'a> Loop<'a> {
                     cell.cost_absent = Some(format!("the cost run failed: {e}"));
                 }
             }
-            results.save(execution.path)?;
+            save(results, execution.path)?;
         }
         Ok(false)
     }
@@ -342,7 +342,7 @@ impl<'a> Loop<'a> {
                     cell.fail(e.to_string());
                 }
             }
-            results.save(execution.path)?;
+            save(results, execution.path)?;
         }
         Ok(false)
     }
@@ -384,6 +384,21 @@ impl Execution<'_> {
             counting,
         }
     }
+}
+
+/// Saves the runs so far. Where the folder cannot take them (full, or
+/// turned read-only), the file keeps what the last save wrote (each save
+/// replaces it whole), and the error says how to go on.
+fn save(results: &Results, path: &Path) -> Result<()> {
+    results.save(path).with_context(|| {
+        let out = path.parent().unwrap_or(Path::new("."));
+        format!(
+            "the run stops: {} keeps the runs saved before this one; once the folder \
+             can be written again, go on with: compare run --resume {}",
+            path.display(),
+            out.display()
+        )
+    })
 }
 
 /// A run's outcome in one line.

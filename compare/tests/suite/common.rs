@@ -148,6 +148,50 @@ pub fn load(folder: &Path) -> Results {
     Results::load(&folder.join("results.json")).expect("a readable results.json")
 }
 
+/// The run the resume tests interrupt: mio and tokio at 1 and 10
+/// connections, two runs of 0.2 s each (eight runs), into `out`, its
+/// stderr to `stderr`.
+pub fn start_resumable_run(out: &Path, stderr: Stdio) -> std::process::Child {
+    command()
+        .args([
+            "run",
+            "--out",
+            out.to_str().unwrap(),
+            "--runtimes",
+            "mio,tokio",
+        ])
+        .args([
+            "--connections",
+            "1,10",
+            "--seconds",
+            "0.2",
+            "--warmup",
+            "0.05",
+        ])
+        .args(["--repeat", "2", "--quiet"])
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .unwrap()
+}
+
+/// Waits, ten minutes at most, until the run `child` makes has saved
+/// `runs` runs in its results file `path`; fails where it ends first.
+pub fn wait_until_saved(child: &mut std::process::Child, path: &Path, runs: usize) {
+    let start = Instant::now();
+    while Results::load(path).map_or(0, |r| r.runs()) < runs {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "compare ended before it saved {runs} runs"
+        );
+        assert!(
+            start.elapsed().as_secs() < 600,
+            "no {runs} runs saved in time"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// The positions in the run's sequence of a cell's repetitions.
 pub fn orders(cell: &Cell) -> Vec<usize> {
     cell.runs.iter().map(|r| r.order).collect()

@@ -6,6 +6,7 @@ mod check;
 mod client_bound;
 mod client_hosts;
 mod common;
+mod disk;
 mod errors;
 mod explain;
 mod external;

@@ -2,8 +2,6 @@
 
 use std::collections::BTreeSet;
 
-use compare::results::Results;
-
 use crate::common::{self, QUICK, assert_cell_consistent, assert_ok, compare, load, run_ok};
 use crate::implementations;
 
@@ -213,41 +211,9 @@ fn a_killed_run_resumes_and_holds_every_cell_once() {
     let out = common::out_dir("resume");
     let path = out.join("results.json");
     {
-        let mut child = common::command()
-            .args([
-                "run",
-                "--out",
-                out.to_str().unwrap(),
-                "--runtimes",
-                "mio,tokio",
-            ])
-            .args([
-                "--connections",
-                "1,10",
-                "--seconds",
-                "0.2",
-                "--warmup",
-                "0.05",
-            ])
-            .args(["--repeat", "2", "--quiet"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = common::start_resumable_run(&out, std::process::Stdio::null());
         // Killed (no chance to clean up) once two of the eight runs are saved.
-        let start = std::time::Instant::now();
-        loop {
-            let saved = Results::load(&path).map_or(0, |r| r.runs());
-            if saved >= 2 {
-                break;
-            }
-            assert!(
-                child.try_wait().unwrap().is_none(),
-                "compare ended before being killed"
-            );
-            assert!(start.elapsed().as_secs() < 600, "no run saved in time");
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        common::wait_until_saved(&mut child, &path, 2);
         child.kill().unwrap();
         child.wait().unwrap();
     }
