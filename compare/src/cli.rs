@@ -80,7 +80,8 @@ pub struct SiteArgs {
     #[arg(long, value_name = "DIR", default_value = "results/site")]
     pub out: PathBuf,
     /// The history it shows: an SQLite file, or a PostgreSQL database
-    /// (postgres://USER@HOST/DB).
+    /// (postgres://USER@HOST/DB, TLS by ?sslmode= and &sslrootcert=, the
+    /// password from PGPASSWORD).
     #[arg(
         long,
         value_name = "FILE|URL",
@@ -98,7 +99,8 @@ pub struct HistoryArgs {
     #[command(subcommand)]
     pub command: HistoryCommand,
     /// The history: an SQLite file, or a PostgreSQL database
-    /// (postgres://USER@HOST/DB).
+    /// (postgres://USER@HOST/DB, TLS by ?sslmode= and &sslrootcert=, the
+    /// password from PGPASSWORD).
     #[arg(
         long,
         global = true,
@@ -526,7 +528,8 @@ pub struct RunArgs {
     /// The history the finished run is appended to, or none (default:
     /// history.sqlite beside the run's folder, results/history.sqlite for
     /// the default folder). A postgres://USER@HOST/DB URL names a
-    /// PostgreSQL database, which several machines may append to.
+    /// PostgreSQL database, which several machines may append to (TLS by
+    /// ?sslmode= and &sslrootcert=, the password from PGPASSWORD).
     #[arg(long, value_name = "FILE|URL|none", env = defaults::HISTORY_ENV)]
     pub history: Option<PathBuf>,
     /// Continue the interrupted run in this folder with its own options,

@@ -722,10 +722,24 @@ pub fn site(args: SiteArgs) -> site::Options {
 }
 
 /// This process's command line as a shell reads it back: words quoted
-/// where they need it (a configuration's braces).
+/// where they need it (a configuration's braces), and a PostgreSQL URL's
+/// password left out (the results and the history keep this line).
 fn command_line() -> String {
-    let words: Vec<String> = std::env::args().collect();
+    let words: Vec<String> = std::env::args().map(|w| without_password(&w)).collect();
     shell_words(words.iter().map(String::as_str))
+}
+
+/// `word`, or where it is a PostgreSQL URL (`--history=URL` too), the URL
+/// without its password.
+fn without_password(word: &str) -> String {
+    let (flag, value) = match word.split_once('=') {
+        Some((flag, value)) if flag.starts_with("--") => (format!("{flag}="), value),
+        _ => (String::new(), word),
+    };
+    match history::Location::from(Path::new(value)) {
+        location @ history::Location::Postgres(_) => format!("{flag}{location}"),
+        history::Location::File(_) => word.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -733,6 +747,24 @@ mod tests {
     use super::*;
     use crate::cli::Cli;
     use clap::Parser;
+
+    #[test]
+    fn a_recorded_command_keeps_no_password() {
+        for (word, kept) in [
+            (
+                "postgres://bench:secret@db:5432/h",
+                "postgres://bench@db:5432/h",
+            ),
+            (
+                "--history=postgresql://b:secret@db/h?sslmode=require",
+                "--history=postgresql://b@db/h?sslmode=require",
+            ),
+            ("results/history.sqlite", "results/history.sqlite"),
+            ("--runtimes=tokio", "--runtimes=tokio"),
+        ] {
+            assert_eq!(without_password(word), kept);
+        }
+    }
 
     fn fresh(args: &[&str]) -> Config {
         let words = ["compare", "run", "--history", "none"].iter().chain(args);

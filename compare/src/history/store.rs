@@ -13,6 +13,8 @@ use anyhow::{Context, Result, bail};
 use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 
+use super::tls;
+
 /// How long a writer waits for another one to finish its run.
 const BUSY: Duration = Duration::from_secs(60);
 
@@ -225,8 +227,14 @@ impl Store {
                 Ok(Self::Sqlite(db))
             }
             Location::Postgres(url) => {
-                let mut client = postgres::Client::connect(url, postgres::NoTls)
-                    .context("connecting to the PostgreSQL server")?;
+                let tls::Connection { config, mode, tls } = tls::connection(url)?;
+                let client = match tls {
+                    Some(tls) => config.connect(tls),
+                    None => config.connect(postgres::NoTls),
+                };
+                let mut client = client.with_context(|| {
+                    format!("connecting to the PostgreSQL server {location} ({mode:?})")
+                })?;
                 client.batch_execute(&format!(
                     "SET lock_timeout = '{}s'; SET client_min_messages = warning",
                     BUSY.as_secs()

@@ -14,7 +14,7 @@ use std::process::Command;
 use compare::history::{self, Appended, History, Location};
 use compare::results::{Results, Status};
 
-use crate::common::{assert_ok, compare, folder, out_dir};
+use crate::common::{assert_ok, compare, compare_with, folder, out_dir};
 use crate::history_file::{run_mio, site_of_two};
 
 fn fixture() -> Results {
@@ -105,8 +105,20 @@ struct Postgres {
     user: Option<&'static str>,
 }
 
+/// What a server with TLS is started with: its certificate and key (PEM),
+/// and the password its TCP connections need.
+struct Tls {
+    certificate: String,
+    key: String,
+    password: &'static str,
+}
+
 impl Postgres {
     fn start(test: &str) -> Self {
+        Self::launch(test, None)
+    }
+
+    fn launch(test: &str, tls: Option<&Tls>) -> Self {
         let bin = std::fs::read_dir("/usr/lib/postgresql")
             .ok()
             .and_then(|versions| versions.filter_map(|v| Some(v.ok()?.path())).max())
@@ -141,24 +153,35 @@ impl Postgres {
             port,
             user,
         };
-        server.as_owner(
-            "initdb",
-            &[
-                "-D",
-                server.data.to_str().unwrap(),
-                "-U",
-                "bench",
-                "-A",
-                "trust",
-                "-E",
-                "UTF8",
-                "--no-sync",
-            ],
-        );
-        let options = format!(
+        let mut initdb = vec!["-D", server.data.to_str().unwrap(), "-U", "bench"];
+        initdb.extend(["-E", "UTF8", "--no-sync"]);
+        let mut options = format!(
             "-p {port} -c listen_addresses=127.0.0.1 -k {} -c fsync=off",
             server.dir.path().display()
         );
+        let pwfile = server.dir.path().join("password");
+        match tls {
+            None => initdb.extend(["-A", "trust"]),
+            Some(tls) => {
+                // TCP needs the password; the socket, for the test's own
+                // set-up, does not.
+                server.owned(&pwfile, tls.password);
+                initdb.extend(["--auth-host=scram-sha-256", "--auth-local=trust"]);
+                initdb.extend(["--pwfile", pwfile.to_str().unwrap()]);
+                let (cert, key) = (
+                    server.dir.path().join("server.crt"),
+                    server.dir.path().join("server.key"),
+                );
+                server.owned(&cert, &tls.certificate);
+                server.owned(&key, &tls.key);
+                options += &format!(
+                    " -c ssl=on -c ssl_cert_file={} -c ssl_key_file={}",
+                    cert.display(),
+                    key.display()
+                );
+            }
+        }
+        server.as_owner("initdb", &initdb);
         server.as_owner(
             "pg_ctl",
             &[
@@ -173,6 +196,19 @@ impl Postgres {
             ],
         );
         server
+    }
+
+    /// Writes `text` to `path`, readable by the server's owner alone (as
+    /// PostgreSQL wants of its key).
+    fn owned(&self, path: &Path, text: &str) {
+        std::fs::write(path, text).unwrap();
+        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+            .unwrap();
+        if let Some(user) = self.user {
+            let owner = nix::unistd::User::from_name(user).unwrap().unwrap();
+            std::os::unix::fs::chown(path, Some(owner.uid.as_raw()), Some(owner.gid.as_raw()))
+                .unwrap();
+        }
     }
 
     /// Runs one of the server's programs as the server's owner.
@@ -506,4 +542,103 @@ fn a_postgresql_history_keeps_them_and_serves_every_command() {
     let output = compare(&["history", "list", "--history", &url]);
     assert!(String::from_utf8_lossy(&output.stdout).contains("2 run(s)"));
     site_of_two(&url, &folder("history-postgres").join("site"));
+}
+
+/// A certificate authority, and a server certificate for localhost that
+/// it signs: the CA's PEM, the server's and its key's.
+fn authority() -> (String, String, String) {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca_cert = ca.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::new(ca, ca_key);
+    let key = rcgen::KeyPair::generate().unwrap();
+    let server = rcgen::CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+    let cert = server.signed_by(&key, &issuer).unwrap();
+    (ca_cert.pem(), cert.pem(), key.serialize_pem())
+}
+
+#[test]
+fn a_postgresql_history_over_tls_verifies_its_server_and_keeps_its_password_to_itself() {
+    let (root, certificate, key) = authority();
+    let (other_root, _, _) = authority();
+    let password = "pingpong-secret-7f3a";
+    let tls = Tls {
+        certificate,
+        key,
+        password,
+    };
+    let server = Postgres::launch("history-tls", Some(&tls));
+    let out = out_dir("history-tls");
+    std::fs::create_dir_all(&out).unwrap();
+    let (root_file, other_file) = (out.join("root.pem"), out.join("other.pem"));
+    std::fs::write(&root_file, root).unwrap();
+    std::fs::write(&other_file, other_root).unwrap();
+    // The database, made over the socket (trusted, without TLS).
+    let socket = format!(
+        "host={} port={} user=bench dbname=postgres",
+        server.dir.path().display(),
+        server.port
+    );
+    let mut admin = postgres::Client::connect(&socket, postgres::NoTls).unwrap();
+    admin.batch_execute("CREATE DATABASE tls").unwrap();
+    let url = |root: &Path| {
+        format!(
+            "postgres://bench@localhost:{}/tls?sslmode=verify-full&sslrootcert={}",
+            server.port,
+            root.display()
+        )
+    };
+    let run = out.join("run");
+    let history = url(&root_file);
+    let mut args = vec![
+        "run",
+        "--runtimes",
+        "mio",
+        "--connections",
+        "1",
+        "--threads",
+        "1",
+    ];
+    args.extend([
+        "--seconds",
+        "0.1",
+        "--warmup",
+        "0",
+        "--repeat",
+        "1",
+        "--no-cost",
+    ]);
+    args.extend([
+        "--quiet",
+        "--out",
+        run.to_str().unwrap(),
+        "--history",
+        &history,
+    ]);
+    let output = compare_with(&args, &[("PGPASSWORD", password)]);
+    assert_ok(&output, &args);
+    let listed = compare_with(
+        &["history", "list", "--history", &history],
+        &[("PGPASSWORD", password)],
+    );
+    let said = String::from_utf8_lossy(&listed.stdout);
+    assert!(listed.status.success() && said.contains("mio"), "{said}");
+    // Nowhere it writes: not in what it said, nor in its results.
+    let mut written = format!("{output:?}{listed:?}");
+    for file in ["results.json", "report.md", "summary.json"] {
+        written += &std::fs::read_to_string(run.join(file)).unwrap();
+    }
+    assert!(!written.contains(password), "the password was written out");
+    // A server whose certificate the root does not sign is refused, and
+    // says so; the password in the URL stays out of the message.
+    let wrong = url(&other_file).replace("bench@", &format!("bench:{password}@"));
+    let refused = compare_with(&["history", "list", "--history", &wrong], &[]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("VerifyFull") && stderr.contains("certificate"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(password), "{stderr}");
 }
