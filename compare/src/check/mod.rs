@@ -8,7 +8,10 @@ mod markdown;
 mod table;
 pub mod verdicts;
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use anyhow::{Result, bail};
 
@@ -17,8 +20,8 @@ use crate::explain::{self, Explained};
 use crate::history::{self, History};
 use crate::named::Named;
 use crate::repetition::Side;
-use crate::results::Results;
-use verdicts::{Comparison, Render, Sides, Thresholds};
+use crate::results::{Cell, Results};
+use verdicts::{Comparison, Medians, Render, Sides, Thresholds};
 
 /// How `compare check` prints its comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,7 +103,8 @@ pub fn check(options: Options) -> Result<Outcome> {
                 eprintln!("warning: {warning}");
             }
             let history = options.history.as_deref().map(History::open).transpose()?;
-            between_runs((bn, b), (cn, c), history.as_ref())?
+            let past = history.as_ref().map(Past::new);
+            between_runs((bn, b), (cn, c), past.as_ref())?
         }
         _ => bail!("give one results file with --baseline and --candidate, or two without"),
     };
@@ -177,20 +181,53 @@ fn explanations(
     Ok(found)
 }
 
-/// Two runs' sides, matched by implementation and load; where `history`
+/// Two runs' sides, matched by implementation and load; where `past`
 /// holds enough past runs of a candidate cell on the candidate's machine,
 /// the cell's timed threshold is learned from them.
 pub fn between_runs<'a>(
     (bn, b): (&str, &'a Results),
     (cn, c): (&str, &'a Results),
-    history: Option<&History>,
+    past: Option<&Past>,
 ) -> Result<Sides<'a>> {
     let mut sides = verdicts::between(bn, b, cn, c);
-    if let Some(history) = history {
+    if let Some(past) = past {
         let machine = history::fingerprint(&c.host);
-        sides.learn(|cell| history.past(&machine, cell, &c.config.started))?;
+        sides.learn(|cell| past.medians(&machine, cell, &c.config.started))?;
     }
     Ok(sides)
+}
+
+/// What a history's past runs teach the thresholds: each past cell read
+/// once, its medians kept, however many comparisons learn from it. The
+/// site judges every pair of nearby runs, and read every past cell again
+/// for each: 100 nightly runs took over ten minutes.
+pub struct Past<'h> {
+    history: &'h History,
+    read: RefCell<HashMap<i64, Rc<Medians>>>,
+}
+
+impl<'h> Past<'h> {
+    pub fn new(history: &'h History) -> Self {
+        Self {
+            history,
+            read: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// The medians of `cell`'s past on `machine` before `before`, oldest first.
+    fn medians(&self, machine: &str, cell: &Cell, before: &str) -> Result<Vec<Rc<Medians>>> {
+        let ids = self.history.past(machine, cell, before)?;
+        ids.into_iter()
+            .map(|id| {
+                if let Some(medians) = self.read.borrow().get(&id) {
+                    return Ok(medians.clone());
+                }
+                let medians = Rc::new(verdicts::medians(&self.history.cell_of(id)?));
+                self.read.borrow_mut().insert(id, medians.clone());
+                Ok(medians)
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

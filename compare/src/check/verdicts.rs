@@ -8,6 +8,7 @@
 //! [`Comparison`].
 
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use anyhow::{Result, bail};
 use serde::Serialize;
@@ -190,16 +191,13 @@ impl Sides<'_> {
 
     /// Learns each candidate cell's thresholds of its timed and cost
     /// figures from its past cells (oldest first), where they are enough.
-    pub fn learn(&mut self, past: impl Fn(&Cell) -> Result<Vec<Cell>>) -> Result<()> {
+    pub fn learn(&mut self, mut past: impl FnMut(&Cell) -> Result<Vec<Rc<Medians>>>) -> Result<()> {
         for (key, cell) in &self.candidate {
             let before = past(cell)?;
             for metric in Figure::judged().filter(|f| !f.counted()) {
-                // A cost's medians with its floor, as its verdict takes
-                // them: a count of none in one past run is no infinite change.
-                let floor = floor(metric);
                 let medians: Vec<f64> = before
                     .iter()
-                    .filter_map(|c| Some(stats::median(&c.values(metric))? + floor))
+                    .filter_map(|m| m.get(metric).copied())
                     .collect();
                 if let Some(learned) = Learned::from_medians(&medians) {
                     self.learned.insert((key.clone(), metric), learned);
@@ -208,6 +206,19 @@ impl Sides<'_> {
         }
         Ok(())
     }
+}
+
+/// A past cell's medians of the figures a timed threshold is learned
+/// from, each as its verdict takes it: a cost's with its floor, so that
+/// a count of none in one past run is no infinite change.
+pub type Medians = BTreeMap<Metric, f64>;
+
+/// `cell`'s [`Medians`].
+pub fn medians(cell: &Cell) -> Medians {
+    Figure::judged()
+        .filter(|f| !f.counted())
+        .filter_map(|metric| Some((metric, stats::median(&cell.values(metric))? + floor(metric))))
+        .collect()
 }
 
 fn cell_key(cell: &Cell, with_implementation: bool) -> Key {
@@ -655,7 +666,12 @@ mod tests {
     fn judged(baseline: &Results, candidate: &Results, past: &[f64]) -> Comparison {
         let mut sides = between("b", baseline, "c", candidate);
         sides
-            .learn(|_| Ok(past.iter().map(|&m| steady(m).cells[0].clone()).collect()))
+            .learn(|_| {
+                Ok(past
+                    .iter()
+                    .map(|&m| Rc::new(medians(&steady(m).cells[0])))
+                    .collect())
+            })
             .unwrap();
         let thresholds = Thresholds {
             timed: 0.05,

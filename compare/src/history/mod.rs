@@ -253,8 +253,9 @@ impl History {
 
     /// The cells of `cell`'s identity (implementation, client, load and
     /// workload) on the machine `fingerprint` that ended ok in runs started
-    /// before `before` (RFC 3339), oldest first.
-    pub fn past(&self, fingerprint: &str, cell: &Cell, before: &str) -> Result<Vec<Cell>> {
+    /// before `before` (RFC 3339), oldest first: their ids, for
+    /// [`History::cell_of`].
+    pub fn past(&self, fingerprint: &str, cell: &Cell, before: &str) -> Result<Vec<i64>> {
         let same: Vec<String> = IDENTITY
             .iter()
             .map(|c| format!("cell.{c} IS NOT DISTINCT FROM ?"))
@@ -263,7 +264,7 @@ impl History {
         values.extend(identity(cell));
         let found = self.query(
             &format!(
-                "SELECT cell.id, cell.record FROM cell
+                "SELECT cell.id FROM cell
                  JOIN run ON run.id = cell.run JOIN machine ON machine.id = run.machine
                  WHERE machine.fingerprint = ? AND run.started < ? AND cell.status = 'ok' AND {}
                  ORDER BY run.started, run.id",
@@ -271,10 +272,16 @@ impl History {
             ),
             &values,
         )?;
-        found
-            .iter()
-            .map(|r| self.cell(r[0].int()?, &r[1].text()?))
-            .collect()
+        found.iter().map(|r| r[0].int()).collect()
+    }
+
+    /// The cell `id`, as results.json had it.
+    pub fn cell_of(&self, id: i64) -> Result<Cell> {
+        let rows = self.query("SELECT record FROM cell WHERE id = ?", &[id.into()])?;
+        let row = rows
+            .first()
+            .with_context(|| format!("the history has no cell {id}"))?;
+        self.cell(id, &row[0].text()?)
     }
 
     /// A cell and its repetitions, as results.json had them.
@@ -810,7 +817,9 @@ mod tests {
         for entry in history.entries()? {
             let run = history.load(entry.id)?;
             for cell in &run.cells {
-                history.past(&entry.machine, cell, &entry.started)?;
+                for id in history.past(&entry.machine, cell, &entry.started)? {
+                    history.cell_of(id)?;
+                }
             }
         }
         history.series()?;

@@ -9,8 +9,8 @@ use anyhow::Result;
 
 use super::model::{Comparison, Run, Site};
 use super::page::{Page, slug};
-use crate::check::between_runs;
 use crate::check::verdicts::{self, default_thresholds, judge, within};
+use crate::check::{Past, between_runs};
 use crate::defaults;
 use crate::explain::{self, Explained};
 use crate::history::History;
@@ -32,6 +32,7 @@ pub fn all(runs: &[Run], history: &History, span: usize) -> Result<Vec<Compariso
                 .count()
         })
         .collect();
+    let past = Past::new(history);
     let mut all = Vec::new();
     for (c, candidate) in runs.iter().enumerate() {
         for (b, baseline) in runs[..c].iter().enumerate() {
@@ -44,7 +45,7 @@ pub fn all(runs: &[Run], history: &History, span: usize) -> Result<Vec<Compariso
             let sides = between_runs(
                 (&baseline.title(), &baseline.results),
                 (&candidate.title(), &candidate.results),
-                Some(history),
+                Some(&past),
             )?;
             // Cells in common, but none with runs enough for an interval.
             let Ok(judged) = judge(&sides, default_thresholds(false), defaults::CONFIDENCE) else {

@@ -346,7 +346,7 @@ fn the_past_of_a_cell_is_its_own_on_one_machine_before_a_time(store: &dyn Store)
     let past = history.past(&machine, cell, times[1]).unwrap();
     assert_eq!(past.len(), 1);
     assert_eq!(
-        serde_json::to_value(&past[0]).unwrap(),
+        serde_json::to_value(history.cell_of(past[0]).unwrap()).unwrap(),
         serde_json::to_value(cell).unwrap()
     );
     assert_eq!(history.past(&machine, cell, "9999").unwrap().len(), 2);
