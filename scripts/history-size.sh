@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The history at the size a team reaches with one run a night: RUNS
+# nightly runs of a committed run's shape written into a new SQLite
+# history (compare/examples/nightly_history.rs), then what the team's
+# commands cost on it, each timed with its peak memory: the appends,
+# `compare check` of the last two nights with the thresholds the history
+# taught, and `compare site` (pages, size). Nothing else should run
+# beside it.
+#
+#   scripts/history-size.sh [RUNS] [TEMPLATE]   (default: 1000, reports/2026-11-30-vm-2cpu-2)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-1000}
+template=${2:-reports/2026-11-30-vm-2cpu-2}
+work=results/history-size-$runs
+rm -rf "$work"
+mkdir -p "$work"
+cargo build --release --quiet -p compare --example nightly_history
+cargo build --release --quiet -p compare
+measured() {
+    local what=$1
+    shift
+    /usr/bin/time -f "$what: %e s, peak %M KiB" "$@"
+}
+measured "generate and append" target/release/examples/nightly_history \
+    "$template" "$work/history.sqlite" "$runs" "$work/last"
+echo "history: $(du -h "$work/history.sqlite" | cut -f1)"
+measured check target/release/compare check "$work/last/before" "$work/last/after" \
+    --history "$work/history.sqlite" >"$work/check.txt" || true
+tail -n 3 "$work/check.txt"
+measured site target/release/compare site --history "$work/history.sqlite" \
+    --out "$work/site" --book none | tail -n 1
+echo "site: $(du -sh "$work/site" | cut -f1), $(find "$work/site" -name '*.html' | wc -l) pages"
