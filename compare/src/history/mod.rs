@@ -196,6 +196,18 @@ impl History {
             .with_context(|| format!("reading the history {}", self.location))
     }
 
+    /// A record of the history read back: what does not decode says which
+    /// history and which record (a file cut short can leave a row whose
+    /// bytes end early, and a decoder's error names neither).
+    fn decoded<T: serde::de::DeserializeOwned>(
+        &self,
+        json: &[u8],
+        what: impl FnOnce() -> String,
+    ) -> Result<T> {
+        serde_json::from_slice(json)
+            .with_context(|| format!("reading the history {}: {}", self.location, what()))
+    }
+
     /// The runs, oldest first.
     pub fn entries(&self) -> Result<Vec<Entry>> {
         let rows = self.query(
@@ -233,14 +245,13 @@ impl History {
         )?;
         let mut results = Results {
             schema: run[4].int()? as u32,
-            suite: serde_json::from_str(&run[0].text()?)?,
-            host: serde_json::from_str(&run[1].text()?)?,
+            suite: self.decoded(run[0].text()?.as_bytes(), || format!("run {id}'s suite"))?,
+            host: self.decoded(run[1].text()?.as_bytes(), || format!("run {id}'s host"))?,
             server_host: run[2]
                 .optional_text()?
-                .as_deref()
-                .map(serde_json::from_str)
+                .map(|h| self.decoded(h.as_bytes(), || format!("run {id}'s server host")))
                 .transpose()?,
-            config: serde_json::from_str(&run[3].text()?)?,
+            config: self.decoded(run[3].text()?.as_bytes(), || format!("run {id}'s config"))?,
             cells: cells
                 .iter()
                 .map(|c| self.cell(c[0].int()?, &c[1].text()?))
@@ -286,14 +297,17 @@ impl History {
 
     /// A cell and its repetitions, as results.json had them.
     fn cell(&self, id: i64, record: &str) -> Result<Cell> {
-        let mut cell: Cell = serde_json::from_str(record)?;
+        let mut cell: Cell = self.decoded(record.as_bytes(), || format!("cell {id}"))?;
         cell.name_the_generator();
         let rows = self.query(
             "SELECT cost, histogram, record FROM repetition WHERE cell = ? ORDER BY cost, position",
             &[id.into()],
         )?;
         for row in rows {
-            let mut run: Run = serde_json::from_slice(&inflate(&row[2].blob()?)?)?;
+            let what = || format!("a repetition of cell {id}");
+            let json = inflate(&row[2].blob()?)
+                .with_context(|| format!("reading the history {}: {}", self.location, what()))?;
+            let mut run: Run = self.decoded(&json, what)?;
             if let Some(rtt) = run.rtt.as_mut() {
                 rtt.histogram = row[1].optional_text()?;
             }
@@ -346,7 +360,8 @@ impl History {
         let mut all: BTreeMap<String, Series> = BTreeMap::new();
         for row in rows {
             let machine = row[0].text()?;
-            let mut cell: Cell = serde_json::from_str(&row[4].text()?)?;
+            let mut cell: Cell =
+                self.decoded(row[4].text()?.as_bytes(), || "a cell of a series".into())?;
             cell.name_the_generator();
             let Some(mib_per_s) = cell.mib_per_s else {
                 continue;
