@@ -1,10 +1,11 @@
 //! The history: every run kept in one SQLite file or PostgreSQL database
-//! (`schema.sql`, [`store`]), so that later readers ask what moved, and
+//! ([`schema`], [`store`]), so that later readers ask what moved, and
 //! since when, on one machine. A run goes in whole, in one transaction, and
 //! comes back out as its results.json was; its figures lie in columns too,
 //! for queries. Results made before come in through [`import`].
 
 pub mod import;
+pub mod schema;
 pub mod store;
 pub mod tls;
 
@@ -17,36 +18,17 @@ use anyhow::{Context, Result, bail};
 use flate2::Compression;
 use flate2::read::DeflateDecoder;
 use flate2::write::DeflateEncoder;
+use sea_query::{Expr, ExprTrait, Func, InsertStatement, OnConflict, Order, Query};
 use sha2::{Digest, Sha256};
 
 use crate::matrix::Rate;
 use crate::results::{Cell, Host, Results, Run, Status, Summary};
 use crate::{defaults, stats};
 pub use store::Location;
-use store::{Row, Store, Value};
+use store::{Row, Store};
 
-/// The schema's version, as `PRAGMA user_version` keeps it (in
-/// PostgreSQL, the table `history_version`).
-pub const VERSION: i64 = 5;
-/// What brings a history of each older version to the next: `MIGRATIONS[v - 1]`
-/// takes version `v` to `v + 1`. Written for SQLite, as the schema is.
-const MIGRATIONS: [&str; 4] = [
-    // UDP: the protocol joins a cell's identity; every older cell is TCP.
-    "ALTER TABLE cell ADD COLUMN protocol TEXT NOT NULL DEFAULT 'tcp'",
-    // --client-threads: the client's threads join it; an older cell's
-    // client had the server's (NULL).
-    "ALTER TABLE cell ADD COLUMN client_threads INTEGER",
-    // --rates 10%: a share of capacity joins it; an older cell's rate, if
-    // any, was blocks a second (NULL).
-    "ALTER TABLE cell ADD COLUMN rate_share INTEGER",
-    // The open loop's generator left the mio baseline for a crate of its
-    // own: an older open-loop cell's client, mio's, is the generator (its
-    // record says mio still, and reads as the generator: Cell::name_the_generator).
-    "UPDATE cell SET client = 'generator' \
-     WHERE client = 'mio' AND (rate IS NOT NULL OR rate_share IS NOT NULL)",
-];
-/// The schema, which the book's history page shows whole.
-pub const SCHEMA: &str = include_str!("schema.sql");
+use schema::MIGRATIONS;
+pub use schema::VERSION;
 /// The history's name beside the results folders.
 pub const NAME: &str = "history.sqlite";
 
@@ -120,11 +102,11 @@ impl History {
                 if found >= VERSION {
                     return Ok(found);
                 }
+                let backend = db.backend();
                 if found > 0 {
                     // An older history: each migration in turn.
                     for migration in &MIGRATIONS[found as usize - 1..] {
-                        let statement = db.dialect(migration);
-                        db.batch(&statement)?;
+                        db.batch(backend.migration(migration))?;
                     }
                     db.set_version(VERSION)?;
                     return Ok(VERSION);
@@ -136,8 +118,7 @@ impl History {
                          (version {found}); give another"
                     );
                 }
-                let schema = db.dialect(SCHEMA);
-                db.batch(&schema)?;
+                db.batch(backend.schema())?;
                 db.set_version(VERSION)?;
                 Ok(VERSION)
             })();
@@ -189,10 +170,10 @@ impl History {
 
     /// Runs a query; what fails says which history (a file cut short
     /// reads as SQLite's "disk I/O error", which names none).
-    fn query(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
+    fn query(&self, statement: &impl sea_query::QueryStatementWriter) -> Result<Vec<Row>> {
         self.db
             .borrow_mut()
-            .query(sql, params)
+            .query(statement)
             .with_context(|| format!("reading the history {}", self.location))
     }
 
@@ -211,10 +192,23 @@ impl History {
     /// The runs, oldest first.
     pub fn entries(&self) -> Result<Vec<Entry>> {
         let rows = self.query(
-            "SELECT run.id, machine.fingerprint, started, command, source,
-                    (SELECT count(*) FROM cell WHERE cell.run = run.id)
-             FROM run JOIN machine ON machine.id = run.machine ORDER BY started, run.id",
-            &[],
+            Query::select()
+                .columns([
+                    ("run", "id"),
+                    ("machine", "fingerprint"),
+                    ("run", "started"),
+                ])
+                .columns([("run", "command"), ("run", "source")])
+                .expr(Func::count(Expr::col(("cell", "id"))))
+                .from("run")
+                .inner_join(
+                    "machine",
+                    Expr::col(("machine", "id")).equals(("run", "machine")),
+                )
+                .left_join("cell", Expr::col(("cell", "run")).equals(("run", "id")))
+                .group_by_columns([("run", "id"), ("machine", "fingerprint")])
+                .order_by(("run", "started"), Order::Asc)
+                .order_by(("run", "id"), Order::Asc),
         )?;
         rows.iter()
             .map(|r| {
@@ -233,15 +227,20 @@ impl History {
     /// A run as its results file had it.
     pub fn load(&self, id: i64) -> Result<Results> {
         let rows = self.query(
-            "SELECT suite, host, server_host, config, results_schema FROM run WHERE id = ?",
-            &[id.into()],
+            Query::select()
+                .columns(["suite", "host", "server_host", "config", "results_schema"])
+                .from("run")
+                .and_where(Expr::col("id").eq(id)),
         )?;
         let run = rows
             .first()
             .with_context(|| format!("the history has no run {id}"))?;
         let cells = self.query(
-            "SELECT id, record FROM cell WHERE run = ? ORDER BY position",
-            &[id.into()],
+            Query::select()
+                .columns(["id", "record"])
+                .from("cell")
+                .and_where(Expr::col("run").eq(id))
+                .order_by("position", Order::Asc),
         )?;
         let mut results = Results {
             schema: run[4].int()? as u32,
@@ -267,28 +266,40 @@ impl History {
     /// before `before` (RFC 3339), oldest first: their ids, for
     /// [`History::cell_of`].
     pub fn past(&self, fingerprint: &str, cell: &Cell, before: &str) -> Result<Vec<i64>> {
-        let same: Vec<String> = IDENTITY
-            .iter()
-            .map(|c| format!("cell.{c} IS NOT DISTINCT FROM ?"))
-            .collect();
-        let mut values = vec![Value::from(fingerprint), Value::from(before)];
-        values.extend(identity(cell));
-        let found = self.query(
-            &format!(
-                "SELECT cell.id FROM cell
-                 JOIN run ON run.id = cell.run JOIN machine ON machine.id = run.machine
-                 WHERE machine.fingerprint = ? AND run.started < ? AND cell.status = 'ok' AND {}
-                 ORDER BY run.started, run.id",
-                same.join(" AND ")
-            ),
-            &values,
-        )?;
+        let mut query = Query::select();
+        query
+            .column(("cell", "id"))
+            .from("cell")
+            .inner_join("run", Expr::col(("run", "id")).equals(("cell", "run")))
+            .inner_join(
+                "machine",
+                Expr::col(("machine", "id")).equals(("run", "machine")),
+            )
+            .and_where(Expr::col(("machine", "fingerprint")).eq(fingerprint))
+            .and_where(Expr::col(("run", "started")).lt(before))
+            .and_where(Expr::col(("cell", "status")).eq("ok"));
+        for (column, value) in identity(cell) {
+            let column = Expr::col(("cell", column));
+            query.and_where(match value {
+                Some(value) => column.eq(value),
+                None => column.is_null(),
+            });
+        }
+        query
+            .order_by(("run", "started"), Order::Asc)
+            .order_by(("run", "id"), Order::Asc);
+        let found = self.query(&query)?;
         found.iter().map(|r| r[0].int()).collect()
     }
 
     /// The cell `id`, as results.json had it.
     pub fn cell_of(&self, id: i64) -> Result<Cell> {
-        let rows = self.query("SELECT record FROM cell WHERE id = ?", &[id.into()])?;
+        let rows = self.query(
+            Query::select()
+                .column("record")
+                .from("cell")
+                .and_where(Expr::col("id").eq(id)),
+        )?;
         let row = rows
             .first()
             .with_context(|| format!("the history has no cell {id}"))?;
@@ -300,8 +311,12 @@ impl History {
         let mut cell: Cell = self.decoded(record.as_bytes(), || format!("cell {id}"))?;
         cell.name_the_generator();
         let rows = self.query(
-            "SELECT cost, histogram, record FROM repetition WHERE cell = ? ORDER BY cost, position",
-            &[id.into()],
+            Query::select()
+                .columns(["cost", "histogram", "record"])
+                .from("repetition")
+                .and_where(Expr::col("cell").eq(id))
+                .order_by("cost", Order::Asc)
+                .order_by("position", Order::Asc),
         )?;
         for row in rows {
             let what = || format!("a repetition of cell {id}");
@@ -350,11 +365,24 @@ impl History {
     /// Every cell's series: its ok runs on each machine, oldest first.
     pub fn series(&self) -> Result<Vec<Series>> {
         let rows = self.query(
-            "SELECT machine.fingerprint, run.id, run.started, run.suite_commit, cell.record
-             FROM cell JOIN run ON run.id = cell.run JOIN machine ON machine.id = run.machine
-             WHERE cell.status = 'ok' AND cell.mib_per_s IS NOT NULL
-             ORDER BY run.started, run.id, cell.position",
-            &[],
+            Query::select()
+                .columns([
+                    ("machine", "fingerprint"),
+                    ("run", "id"),
+                    ("run", "started"),
+                ])
+                .columns([("run", "suite_commit"), ("cell", "record")])
+                .from("cell")
+                .inner_join("run", Expr::col(("run", "id")).equals(("cell", "run")))
+                .inner_join(
+                    "machine",
+                    Expr::col(("machine", "id")).equals(("run", "machine")),
+                )
+                .and_where(Expr::col(("cell", "status")).eq("ok"))
+                .and_where(Expr::col(("cell", "mib_per_s")).is_not_null())
+                .order_by(("run", "started"), Order::Asc)
+                .order_by(("run", "id"), Order::Asc)
+                .order_by(("cell", "position"), Order::Asc),
         )?;
         // By machine and cell identity; in that order.
         let mut all: BTreeMap<String, Series> = BTreeMap::new();
@@ -518,51 +546,50 @@ pub fn list(history: &History) -> Result<String> {
     Ok(out)
 }
 
-/// The columns that identify a cell across runs: its implementation,
-/// client, load and workload, in the order of [`identity`].
-const IDENTITY: [&str; 14] = [
-    "implementation",
-    "client",
-    "protocol",
-    "threads",
-    "client_threads",
-    "connections",
-    "block",
-    // A word PostgreSQL reserves, quoted as both dialects allow.
-    "\"window\"",
-    "rate",
-    "rate_share",
-    "churn",
-    "tls",
-    "shape",
-    "work",
-];
+/// A value of a column, or NULL: none.
+type Column = (&'static str, Option<sea_query::Value>);
 
-/// A cell's values of [`IDENTITY`].
-fn identity(cell: &Cell) -> Vec<Value> {
+/// A count as the history writes it: 64 bits wide.
+fn count(n: usize) -> i64 {
+    n as i64
+}
+
+/// What identifies a cell across runs, column by column: its
+/// implementation, client, load and workload.
+fn identity(cell: &Cell) -> Vec<Column> {
     let w = cell.workload();
     vec![
-        cell.implementation.as_str().into(),
-        cell.client.as_str().into(),
-        w.protocol.name().into(),
-        cell.threads.into(),
-        cell.client_threads.into(),
-        cell.connections.into(),
-        w.block.into(),
-        w.window.into(),
+        ("implementation", Some(cell.implementation.clone().into())),
+        ("client", Some(cell.client.clone().into())),
+        ("protocol", Some(w.protocol.name().into())),
+        ("threads", Some(count(cell.threads).into())),
+        (
+            "client_threads",
+            cell.client_threads.map(|n| count(n).into()),
+        ),
+        ("connections", Some(count(cell.connections).into())),
+        ("block", Some(count(w.block).into())),
+        ("window", Some(count(w.window).into())),
         // A share's rate follows from its run's capacity: the share is
         // what names the cell.
-        match w.rate {
-            Some(Rate::PerSecond(r)) => Some(r),
-            _ => None,
-        }
-        .into(),
-        cell.rate_share.into(),
-        w.churn.into(),
-        w.tls.map(|t| t.label().to_string()).into(),
-        w.shape.name().into(),
-        cell.work.into(),
+        (
+            "rate",
+            match w.rate {
+                Some(Rate::PerSecond(r)) => Some(r.into()),
+                _ => None,
+            },
+        ),
+        ("rate_share", cell.rate_share.map(Into::into)),
+        ("churn", w.churn.map(Into::into)),
+        ("tls", w.tls.map(|t| t.label().into())),
+        ("shape", Some(w.shape.name().into())),
+        ("work", Some(cell.work.into())),
     ]
+}
+
+/// A column's value as a query writes it.
+fn written(value: Option<sea_query::Value>) -> Expr {
+    value.map_or(Expr::null(), Expr::val)
 }
 
 /// A machine's fingerprint: what makes its figures comparable with each
@@ -579,78 +606,101 @@ pub fn fingerprint(host: &Host) -> String {
     digest[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// An insert of one row into `table`, its columns named beside their values.
+fn row(table: &'static str, columns: Vec<(&'static str, Expr)>) -> InsertStatement {
+    let (names, values): (Vec<&str>, Vec<Expr>) = columns.into_iter().unzip();
+    Query::insert()
+        .into_table(table)
+        .columns(names)
+        .values_panic(values)
+        .to_owned()
+}
+
 fn insert(db: &mut Store, results: &Results, source: &str) -> Result<Appended> {
     let host = &results.host;
     let fingerprint = fingerprint(host);
     db.execute(
-        "INSERT INTO machine
-         (fingerprint, name, cpu_model, logical_cpus, physical_cores, memory_kib, kernel)
-         VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-        &[
-            fingerprint.as_str().into(),
-            host.name.clone().into(),
-            host.cpu_model.clone().into(),
-            host.logical_cpus.into(),
-            host.physical_cores.into(),
-            host.memory_kib.into(),
-            host.kernel.clone().into(),
-        ],
+        row(
+            "machine",
+            vec![
+                ("fingerprint", fingerprint.clone().into()),
+                ("name", host.name.clone().into()),
+                ("cpu_model", host.cpu_model.clone().into()),
+                ("logical_cpus", host.logical_cpus.map(count).into()),
+                ("physical_cores", host.physical_cores.map(count).into()),
+                ("memory_kib", host.memory_kib.into()),
+                ("kernel", host.kernel.clone().into()),
+            ],
+        )
+        .on_conflict(OnConflict::column("fingerprint").do_nothing().to_owned()),
     )?;
     let machine = db
         .value(
-            "SELECT id FROM machine WHERE fingerprint = ?",
-            &[fingerprint.as_str().into()],
+            Query::select()
+                .column("id")
+                .from("machine")
+                .and_where(Expr::col("fingerprint").eq(fingerprint.as_str())),
         )?
         .context("the machine just written is not there")?
         .int()?;
     let config = &results.config;
-    let before = db.value(
-        "SELECT id FROM run WHERE machine = ? AND started = ? AND command = ?",
-        &[
-            machine.into(),
-            config.started.as_str().into(),
-            config.command.as_str().into(),
-        ],
-    )?;
-    if let Some(id) = &before {
-        db.execute("DELETE FROM run WHERE id = ?", std::slice::from_ref(id))?;
+    let before = db
+        .value(
+            Query::select()
+                .column("id")
+                .from("run")
+                .and_where(Expr::col("machine").eq(machine))
+                .and_where(Expr::col("started").eq(config.started.as_str()))
+                .and_where(Expr::col("command").eq(config.command.as_str())),
+        )?
+        .map(|id| id.int())
+        .transpose()?;
+    if let Some(id) = before {
+        db.execute(
+            Query::delete()
+                .from_table("run")
+                .and_where(Expr::col("id").eq(id)),
+        )?;
     }
+    let server_host = results
+        .server_host
+        .as_ref()
+        .map(serde_json::to_string)
+        .transpose()?;
     let run = db
         .value(
-            "INSERT INTO run (machine, started, ended, command, suite_version, suite_commit,
-                              results_schema, source, suite, host, server_host, config)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-            &[
-                machine.into(),
-                config.started.as_str().into(),
-                config.ended.clone().into(),
-                config.command.as_str().into(),
-                results.suite.version.as_str().into(),
-                results.suite.commit.clone().into(),
-                results.schema.into(),
-                source.into(),
-                serde_json::to_string(&results.suite)?.into(),
-                serde_json::to_string(host)?.into(),
-                results
-                    .server_host
-                    .as_ref()
-                    .map(serde_json::to_string)
-                    .transpose()?
-                    .into(),
-                serde_json::to_string(config)?.into(),
-            ],
+            row(
+                "run",
+                vec![
+                    ("machine", machine.into()),
+                    ("started", config.started.clone().into()),
+                    ("ended", config.ended.clone().into()),
+                    ("command", config.command.clone().into()),
+                    ("suite_version", results.suite.version.clone().into()),
+                    ("suite_commit", results.suite.commit.clone().into()),
+                    ("results_schema", results.schema.into()),
+                    ("source", source.into()),
+                    ("suite", serde_json::to_string(&results.suite)?.into()),
+                    ("host", serde_json::to_string(host)?.into()),
+                    ("server_host", server_host.into()),
+                    ("config", serde_json::to_string(config)?.into()),
+                ],
+            )
+            .returning_col("id"),
         )?
         .context("the run just written has no id")?
         .int()?;
     for cell in &results.cells {
         db.execute(
-            "INSERT INTO implementation (run, name, version) VALUES (?, ?, ?)
-             ON CONFLICT DO NOTHING",
-            &[
-                run.into(),
-                cell.implementation.as_str().into(),
-                cell.version.as_str().into(),
-            ],
+            row(
+                "implementation",
+                vec![
+                    ("run", run.into()),
+                    ("name", cell.implementation.clone().into()),
+                    ("version", cell.version.clone().into()),
+                ],
+            )
+            .on_conflict(OnConflict::columns(["run", "name"]).do_nothing().to_owned()),
         )?;
     }
     for (position, cell) in results.cells.iter().enumerate() {
@@ -668,25 +718,23 @@ fn insert_cell(db: &mut Store, run: i64, position: usize, cell: &Cell) -> Result
         cost_runs: Vec::new(),
         ..cell.clone()
     };
-    let mut values = identity(cell);
-    values.extend([
-        run.into(),
-        position.into(),
-        cell.version.as_str().into(),
-        status(cell.status).into(),
-        cell.mib_per_s.as_ref().map(|s| s.median).into(),
-        serde_json::to_string(&record)?.into(),
+    let mut columns: Vec<(&str, Expr)> = identity(cell)
+        .into_iter()
+        .map(|(name, value)| (name, written(value)))
+        .collect();
+    columns.extend([
+        ("run", run.into()),
+        ("position", count(position).into()),
+        ("version", cell.version.clone().into()),
+        ("status", status(cell.status).into()),
+        (
+            "mib_per_s",
+            cell.mib_per_s.as_ref().map(|s| s.median).into(),
+        ),
+        ("record", serde_json::to_string(&record)?.into()),
     ]);
-    let slots = vec!["?"; values.len()].join(", ");
     let id = db
-        .value(
-            &format!(
-                "INSERT INTO cell ({}, run, position, version, status, mib_per_s, record)
-                 VALUES ({slots}) RETURNING id",
-                IDENTITY.join(", ")
-            ),
-            &values,
-        )?
+        .value(row("cell", columns).returning_col("id"))?
         .context("the cell just written has no id")?
         .int()?;
     let repetitions = cell.runs.iter().enumerate().map(|(i, r)| (false, i, r));
@@ -707,28 +755,25 @@ fn insert_repetition(
     let mut record = run.clone();
     let histogram = record.rtt.as_mut().and_then(|rtt| rtt.histogram.take());
     let (server, client) = (run.server_usage.as_ref(), run.client_usage.as_ref());
-    db.execute(
-        "INSERT INTO repetition (cell, position, cost, run_order, mib_per_s, messages_per_s,
-                                 rtt_p50_us, rtt_p99_us, server_cpu_percent, client_cpu_percent,
-                                 server_peak_rss_kib, client_peak_rss_kib, histogram, record)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        &[
-            cell.into(),
-            position.into(),
-            cost.into(),
-            run.order.into(),
-            run.mib_per_s.into(),
-            run.messages_per_s.into(),
-            run.rtt.as_ref().map(|r| r.p50_us).into(),
-            run.rtt.as_ref().map(|r| r.p99_us).into(),
-            server.map(|u| u.cpu_percent).into(),
-            client.map(|u| u.cpu_percent).into(),
-            server.map(|u| u.peak_rss_kib).into(),
-            client.map(|u| u.peak_rss_kib).into(),
-            histogram.into(),
-            deflate(&serde_json::to_vec(&record)?)?.into(),
+    db.execute(&row(
+        "repetition",
+        vec![
+            ("cell", cell.into()),
+            ("position", count(position).into()),
+            ("cost", cost.into()),
+            ("run_order", count(run.order).into()),
+            ("mib_per_s", run.mib_per_s.into()),
+            ("messages_per_s", run.messages_per_s.into()),
+            ("rtt_p50_us", run.rtt.as_ref().map(|r| r.p50_us).into()),
+            ("rtt_p99_us", run.rtt.as_ref().map(|r| r.p99_us).into()),
+            ("server_cpu_percent", server.map(|u| u.cpu_percent).into()),
+            ("client_cpu_percent", client.map(|u| u.cpu_percent).into()),
+            ("server_peak_rss_kib", server.map(|u| u.peak_rss_kib).into()),
+            ("client_peak_rss_kib", client.map(|u| u.peak_rss_kib).into()),
+            ("histogram", histogram.into()),
+            ("record", deflate(&serde_json::to_vec(&record)?)?.into()),
         ],
-    )?;
+    ))?;
     Ok(())
 }
 
@@ -814,15 +859,27 @@ mod tests {
     fn the_book_shows_the_schema_it_is_made_with() {
         let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/src/methodology/history.md");
         let page = std::fs::read_to_string(page).unwrap();
-        assert!(
-            page.contains("{{#include ../../../compare/src/history/schema.sql}}"),
-            "the history page includes schema.sql"
-        );
+        for (file, backend, kept) in [
+            ("sqlite", schema::Backend::Sqlite, "(PRAGMA user_version)"),
+            (
+                "postgres",
+                schema::Backend::Postgres,
+                "(the table\n-- history_version)",
+            ),
+        ] {
+            let include =
+                format!("{{{{#include ../../../compare/src/history/schema/{file}.sql}}}}");
+            assert!(
+                page.contains(&include),
+                "the history page includes {file}.sql"
+            );
+            let said = format!("version {VERSION} {kept}");
+            assert!(backend.schema().contains(&said), "{file}.sql: {said}");
+        }
         assert!(
             page.contains(&format!("version {VERSION}")),
             "the page names the version"
         );
-        assert!(SCHEMA.contains(&format!("version {VERSION} (PRAGMA user_version")));
     }
 
     /// Every way the history is read: entries, each run, each cell's past,

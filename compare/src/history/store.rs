@@ -1,8 +1,9 @@
 //! Where a history lies, and the little the history asks of it: an SQLite
 //! file (the default, nothing to install) or a PostgreSQL database (one
-//! history for several benchmark machines). Statements are written once,
-//! with `?` placeholders; rows come back as [`Value`]s; a writer's
-//! transaction holds every other writer off until it ends.
+//! history for several benchmark machines). Queries are built once with
+//! sea-query and written in each backend's dialect by it; rows come back
+//! as [`Value`]s; a writer's transaction holds every other writer off
+//! until it ends.
 
 use std::error::Error;
 use std::fmt;
@@ -12,7 +13,9 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 use rusqlite::types::{ToSqlOutput, ValueRef};
+use sea_query::{PostgresQueryBuilder, QueryStatementWriter, SqliteQueryBuilder};
 
+use super::schema::Backend;
 use super::tls;
 
 /// How long a writer waits for another one to finish its run.
@@ -108,65 +111,28 @@ impl Value {
             other => bail!("expected bytes, found {other:?}"),
         }
     }
-}
 
-impl From<i64> for Value {
-    fn from(n: i64) -> Self {
-        Self::Int(n)
-    }
-}
-
-impl From<usize> for Value {
-    fn from(n: usize) -> Self {
-        Self::Int(n as i64)
-    }
-}
-
-impl From<u64> for Value {
-    fn from(n: u64) -> Self {
-        Self::Int(n as i64)
-    }
-}
-
-impl From<u32> for Value {
-    fn from(n: u32) -> Self {
-        Self::Int(n.into())
-    }
-}
-
-impl From<bool> for Value {
-    fn from(b: bool) -> Self {
-        Self::Int(b.into())
-    }
-}
-
-impl From<f64> for Value {
-    fn from(x: f64) -> Self {
-        Self::Real(x)
-    }
-}
-
-impl From<String> for Value {
-    fn from(s: String) -> Self {
-        Self::Text(s)
-    }
-}
-
-impl From<&str> for Value {
-    fn from(s: &str) -> Self {
-        Self::Text(s.to_string())
-    }
-}
-
-impl From<Vec<u8>> for Value {
-    fn from(b: Vec<u8>) -> Self {
-        Self::Blob(b)
-    }
-}
-
-impl<T: Into<Value>> From<Option<T>> for Value {
-    fn from(v: Option<T>) -> Self {
-        v.map_or(Self::Null, Into::into)
+    /// A parameter of a built query, as the history writes it: every
+    /// integer 64 bits wide, every float a double.
+    fn parameter(value: sea_query::Value) -> Result<Self> {
+        use sea_query::Value as V;
+        let int = |n: Option<i64>| n.map_or(Self::Null, Self::Int);
+        Ok(match value {
+            V::Bool(b) => int(b.map(i64::from)),
+            V::TinyInt(n) => int(n.map(i64::from)),
+            V::SmallInt(n) => int(n.map(i64::from)),
+            V::Int(n) => int(n.map(i64::from)),
+            V::BigInt(n) => int(n),
+            V::TinyUnsigned(n) => int(n.map(i64::from)),
+            V::SmallUnsigned(n) => int(n.map(i64::from)),
+            V::Unsigned(n) => int(n.map(i64::from)),
+            V::BigUnsigned(n) => int(n.map(i64::try_from).transpose()?),
+            V::Float(x) => x.map_or(Self::Null, |x| Self::Real(x.into())),
+            V::Double(x) => x.map_or(Self::Null, Self::Real),
+            V::String(s) => s.map_or(Self::Null, Self::Text),
+            V::Bytes(b) => b.map_or(Self::Null, Self::Blob),
+            other => bail!("a parameter of a kind the history does not write: {other:?}"),
+        })
     }
 }
 
@@ -244,21 +210,43 @@ impl Store {
         }
     }
 
+    pub fn backend(&self) -> Backend {
+        match self {
+            Self::Sqlite(_) => Backend::Sqlite,
+            Self::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// A statement as this backend's dialect writes it, with its parameters.
+    fn build(&self, statement: &impl QueryStatementWriter) -> Result<(String, Vec<Value>)> {
+        let (sql, values) = match self {
+            Self::Sqlite(_) => statement.build(SqliteQueryBuilder),
+            Self::Postgres(_) => statement.build(PostgresQueryBuilder),
+        };
+        let params = values
+            .into_iter()
+            .map(Value::parameter)
+            .collect::<Result<_>>()?;
+        Ok((sql, params))
+    }
+
     /// Runs a statement; the rows it changed.
-    pub fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
+    pub fn execute(&mut self, statement: &impl QueryStatementWriter) -> Result<u64> {
+        let (sql, params) = self.build(statement)?;
         Ok(match self {
-            Self::Sqlite(db) => db.execute(sql, rusqlite::params_from_iter(params))? as u64,
-            Self::Postgres(client) => client.execute(&numbered(sql), &pg(params))?,
+            Self::Sqlite(db) => db.execute(&sql, rusqlite::params_from_iter(&params))? as u64,
+            Self::Postgres(client) => client.execute(&sql, &pg(&params))?,
         })
     }
 
     /// Runs a query; its rows.
-    pub fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
+    pub fn query(&mut self, statement: &impl QueryStatementWriter) -> Result<Vec<Row>> {
+        let (sql, params) = self.build(statement)?;
         match self {
             Self::Sqlite(db) => {
-                let mut statement = db.prepare_cached(sql)?;
+                let mut statement = db.prepare_cached(&sql)?;
                 let width = statement.column_count();
-                let rows = statement.query_map(rusqlite::params_from_iter(params), |row| {
+                let rows = statement.query_map(rusqlite::params_from_iter(&params), |row| {
                     (0..width)
                         .map(|i| {
                             Ok(match row.get_ref(i)? {
@@ -276,7 +264,7 @@ impl Store {
                 Ok(rows.collect::<rusqlite::Result<_>>()?)
             }
             Self::Postgres(client) => client
-                .query(&numbered(sql), &pg(params))?
+                .query(&sql, &pg(&params))?
                 .iter()
                 .map(|row| (0..row.len()).map(|i| pg_value(row, i)).collect())
                 .collect(),
@@ -284,15 +272,16 @@ impl Store {
     }
 
     /// The one value of a query of one row and column; none without a row.
-    pub fn value(&mut self, sql: &str, params: &[Value]) -> Result<Option<Value>> {
+    pub fn value(&mut self, statement: &impl QueryStatementWriter) -> Result<Option<Value>> {
         Ok(self
-            .query(sql, params)?
+            .query(statement)?
             .into_iter()
             .next()
             .and_then(|row| row.into_iter().next()))
     }
 
-    /// Several statements, without parameters: the schema.
+    /// Statements in this backend's own dialect, without parameters: its
+    /// schema, a migration, a transaction's start and end.
     pub fn batch(&mut self, sql: &str) -> Result<()> {
         match self {
             Self::Sqlite(db) => db.execute_batch(sql)?,
@@ -304,13 +293,13 @@ impl Store {
     /// Begins a writer's transaction: other writers wait until it ends.
     pub fn begin(&mut self) -> Result<()> {
         match self {
-            Self::Sqlite(_) => self.batch("BEGIN IMMEDIATE"),
-            Self::Postgres(_) => {
-                self.batch("BEGIN")?;
-                self.execute("SELECT pg_advisory_xact_lock(?)", &[WRITER_LOCK.into()])?;
-                Ok(())
+            Self::Sqlite(db) => db.execute_batch("BEGIN IMMEDIATE")?,
+            Self::Postgres(client) => {
+                client.batch_execute("BEGIN")?;
+                client.execute("SELECT pg_advisory_xact_lock($1)", &[&WRITER_LOCK])?;
             }
         }
+        Ok(())
     }
 
     pub fn commit(&mut self) -> Result<()> {
@@ -327,19 +316,21 @@ impl Store {
             Self::Sqlite(db) => Ok(db
                 .pragma_query_value(None, "user_version", |r| r.get(0))
                 .context("not an SQLite database")?),
-            Self::Postgres(_) => {
+            Self::Postgres(client) => {
                 // information_schema, not to_regclass: inside a writer's
                 // lock, a table another writer just made is seen only there.
-                let exists = self.value(
-                    "SELECT count(*) FROM information_schema.tables
-                     WHERE table_schema = current_schema() AND table_name = 'history_version'",
-                    &[],
-                )?;
-                if exists != Some(Value::Int(1)) {
+                let exists: i64 = client
+                    .query_one(
+                        "SELECT count(*) FROM information_schema.tables
+                         WHERE table_schema = current_schema() AND table_name = 'history_version'",
+                        &[],
+                    )?
+                    .try_get(0)?;
+                if exists != 1 {
                     return Ok(0);
                 }
-                self.value("SELECT version FROM history_version", &[])?
-                    .map_or(Ok(0), |v| v.int())
+                let version = client.query_opt("SELECT version FROM history_version", &[])?;
+                Ok(version.map(|row| row.try_get(0)).transpose()?.unwrap_or(0))
             }
         }
     }
@@ -347,12 +338,12 @@ impl Store {
     pub fn set_version(&mut self, version: i64) -> Result<()> {
         match self {
             Self::Sqlite(db) => db.pragma_update(None, "user_version", version)?,
-            Self::Postgres(_) => {
-                self.batch(
+            Self::Postgres(client) => {
+                client.batch_execute(
                     "CREATE TABLE IF NOT EXISTS history_version (version BIGINT NOT NULL);
                      DELETE FROM history_version",
                 )?;
-                self.execute("INSERT INTO history_version VALUES (?)", &[version.into()])?;
+                client.execute("INSERT INTO history_version VALUES ($1)", &[&version])?;
             }
         }
         Ok(())
@@ -360,46 +351,21 @@ impl Store {
 
     /// How many tables the database (its current schema) holds.
     pub fn tables(&mut self) -> Result<i64> {
-        let sql = match self {
-            Self::Sqlite(_) => "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
-            Self::Postgres(_) => {
-                "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()"
-            }
-        };
-        self.value(sql, &[])?.map_or(Ok(0), |v| v.int())
+        Ok(match self {
+            Self::Sqlite(db) => db.query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+                [],
+                |r| r.get(0),
+            )?,
+            Self::Postgres(client) => client
+                .query_one(
+                    "SELECT count(*) FROM information_schema.tables \
+                     WHERE table_schema = current_schema()",
+                    &[],
+                )?
+                .try_get(0)?,
+        })
     }
-
-    /// The schema, written for SQLite, in this database's dialect.
-    pub fn dialect(&self, schema: &str) -> String {
-        match self {
-            Self::Sqlite(_) => schema.to_string(),
-            // Every integer 64 bits wide (what is written is i64), ids
-            // numbered by the database.
-            Self::Postgres(_) => schema
-                .replace(
-                    "INTEGER PRIMARY KEY",
-                    "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY",
-                )
-                .replace("INTEGER", "BIGINT")
-                .replace("REAL", "DOUBLE PRECISION")
-                .replace("BLOB", "BYTEA"),
-        }
-    }
-}
-
-/// `?` placeholders as PostgreSQL numbers them: `$1`, `$2`, ...
-fn numbered(sql: &str) -> String {
-    let mut out = String::with_capacity(sql.len() + 16);
-    let mut n = 0;
-    for c in sql.chars() {
-        if c == '?' {
-            n += 1;
-            out.push_str(&format!("${n}"));
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 fn pg(params: &[Value]) -> Vec<&(dyn ToSql + Sync)> {
@@ -409,13 +375,20 @@ fn pg(params: &[Value]) -> Vec<&(dyn ToSql + Sync)> {
 /// A PostgreSQL column's value, by the column's type.
 fn pg_value(row: &postgres::Row, i: usize) -> Result<Value> {
     let ty = row.columns()[i].type_().clone();
+    let int = |n: Option<i64>| n.map_or(Value::Null, Value::Int);
     let value = match ty {
-        Type::INT8 => row.try_get::<_, Option<i64>>(i)?.into(),
-        Type::INT4 => row.try_get::<_, Option<i32>>(i)?.map(i64::from).into(),
-        Type::BOOL => row.try_get::<_, Option<bool>>(i)?.into(),
-        Type::FLOAT8 => row.try_get::<_, Option<f64>>(i)?.into(),
-        Type::TEXT | Type::VARCHAR => row.try_get::<_, Option<String>>(i)?.into(),
-        Type::BYTEA => row.try_get::<_, Option<Vec<u8>>>(i)?.into(),
+        Type::INT8 => int(row.try_get(i)?),
+        Type::INT4 => int(row.try_get::<_, Option<i32>>(i)?.map(i64::from)),
+        Type::BOOL => int(row.try_get::<_, Option<bool>>(i)?.map(i64::from)),
+        Type::FLOAT8 => row
+            .try_get::<_, Option<f64>>(i)?
+            .map_or(Value::Null, Value::Real),
+        Type::TEXT | Type::VARCHAR => row
+            .try_get::<_, Option<String>>(i)?
+            .map_or(Value::Null, Value::Text),
+        Type::BYTEA => row
+            .try_get::<_, Option<Vec<u8>>>(i)?
+            .map_or(Value::Null, Value::Blob),
         other => bail!("a column of type {other}, which the history does not use"),
     };
     Ok(value)
@@ -432,9 +405,5 @@ mod tests {
         assert_eq!(url.to_string(), "postgres://bench@127.0.0.1:5432/history");
         let file = Location::from(Path::new("results/history.sqlite"));
         assert_eq!(file, Location::File("results/history.sqlite".into()));
-        assert_eq!(
-            numbered("a = ? AND b IS NOT DISTINCT FROM ?"),
-            "a = $1 AND b IS NOT DISTINCT FROM $2"
-        );
     }
 }

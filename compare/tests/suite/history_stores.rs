@@ -7,6 +7,7 @@
 //! refused, and two runs appended at once both land. Then `compare run`,
 //! `history`, `check` and `site` on a PostgreSQL history.
 
+use std::collections::BTreeMap;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -45,6 +46,22 @@ trait Store {
     fn failing_trigger(&self) -> [&'static str; 2];
     /// Sets the history's schema version.
     fn set_version(&self, location: &Location, version: i64);
+    /// Every column of the history's tables, as "table.column", with the
+    /// kind and width of its values and whether it may be NULL, in words
+    /// both backends share: "integer 64", "float 64", "text", "bytes".
+    fn columns(&self, location: &Location) -> BTreeMap<String, String>;
+}
+
+/// What a history of `version` was: the columns of later versions not yet
+/// there (each version's migration added one, but the last's, which renamed
+/// a client), and `version` in the database.
+fn at_version(store: &dyn Store, location: &Location, version: i64) {
+    let added = [(2, "protocol"), (3, "client_threads"), (4, "rate_share")];
+    for (since, column) in added.into_iter().filter(|(since, _)| version < *since) {
+        store.sql(location, &format!("ALTER TABLE cell DROP COLUMN {column}"));
+        assert!(since <= history::VERSION);
+    }
+    store.set_version(location, version);
 }
 
 struct Sqlite(PathBuf);
@@ -88,6 +105,52 @@ impl Store for Sqlite {
 
     fn set_version(&self, location: &Location, version: i64) {
         self.sql(location, &format!("PRAGMA user_version = {version}"));
+    }
+
+    fn columns(&self, location: &Location) -> BTreeMap<String, String> {
+        let Location::File(path) = location else {
+            unreachable!()
+        };
+        let db = rusqlite::Connection::open(path).unwrap();
+        let mut found = BTreeMap::new();
+        let mut tables = db
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+            .unwrap();
+        let tables: Vec<String> = tables
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        for table in tables {
+            let mut columns = db.prepare(&format!("PRAGMA table_info({table})")).unwrap();
+            let rows = columns
+                .query_map([], |r| {
+                    Ok((
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, bool>(3)?,
+                    ))
+                })
+                .unwrap();
+            for row in rows {
+                let (name, declared, not_null) = row.unwrap();
+                // SQLite's integers and reals are 8 bytes whatever they
+                // are declared as; its primary key is never NULL.
+                let kind = match declared.as_str() {
+                    "INTEGER" => "integer 64",
+                    "REAL" => "float 64",
+                    "TEXT" => "text",
+                    "BLOB" => "bytes",
+                    other => panic!("{table}.{name}: a column declared {other}"),
+                };
+                let null = match not_null || name == "id" {
+                    true => "not null",
+                    false => "null",
+                };
+                found.insert(format!("{table}.{name}"), format!("{kind}, {null}"));
+            }
+        }
+        found
     }
 }
 
@@ -295,6 +358,37 @@ impl Store for Postgres {
             &format!("UPDATE history_version SET version = {version}"),
         );
     }
+
+    fn columns(&self, location: &Location) -> BTreeMap<String, String> {
+        let rows = self
+            .client(location)
+            .query(
+                "SELECT table_name::text, column_name::text, data_type::text, is_nullable::text
+                 FROM information_schema.columns
+                 WHERE table_schema = current_schema() AND table_name <> 'history_version'",
+                &[],
+            )
+            .unwrap();
+        rows.iter()
+            .map(|r| {
+                let (table, name, kind): (String, String, String) = (r.get(0), r.get(1), r.get(2));
+                let kind = match kind.as_str() {
+                    "bigint" => "integer 64",
+                    "integer" => "integer 32",
+                    "double precision" => "float 64",
+                    "real" => "float 32",
+                    "text" => "text",
+                    "bytea" => "bytes",
+                    other => panic!("{table}.{name}: a column of type {other}"),
+                };
+                let null = match r.get::<_, String>(3).as_str() {
+                    "NO" => "not null",
+                    _ => "null",
+                };
+                (format!("{table}.{name}"), format!("{kind}, {null}"))
+            })
+            .collect()
+    }
 }
 
 /// Every guarantee, on one store.
@@ -418,10 +512,7 @@ fn a_version_1_history_is_migrated_and_protocol_and_client_threads_tell_cells_ap
     // What a version 1 history is: no protocol column, nor the client's
     // threads of version 3, nor the share of version 4; every migration
     // then runs.
-    store.sql(&location, "ALTER TABLE cell DROP COLUMN protocol");
-    store.sql(&location, "ALTER TABLE cell DROP COLUMN client_threads");
-    store.sql(&location, "ALTER TABLE cell DROP COLUMN rate_share");
-    store.set_version(&location, 1);
+    at_version(store, &location, 1);
 
     let mut history = History::open(&location).unwrap();
     let entries = history.entries().unwrap();
@@ -495,6 +586,66 @@ fn two_runs_appended_at_once_both_land(store: &dyn Store) {
     let entries = History::open(&location).unwrap().entries().unwrap();
     let starts: Vec<&str> = entries.iter().map(|e| e.started.as_str()).collect();
     assert_eq!(starts, times);
+}
+
+/// The columns of a history made new on `store`, after checking that one
+/// migrated from each older version, holding a run, has the same.
+fn one_schema_new_and_migrated(store: &dyn Store) -> BTreeMap<String, String> {
+    let new = store.fresh("schema_new");
+    drop(History::open(&new).unwrap());
+    let made = store.columns(&new);
+    assert!(made.contains_key("cell.client_threads"), "{made:?}");
+    for version in 1..history::VERSION {
+        let old = store.fresh(&format!("schema_from_{version}"));
+        History::open(&old)
+            .unwrap()
+            .append(&fixture(), "old")
+            .unwrap();
+        at_version(store, &old, version);
+        let history = History::open(&old).unwrap();
+        let entries = history.entries().unwrap();
+        assert_eq!(
+            json(&history.load(entries[0].id).unwrap()),
+            json(&fixture())
+        );
+        let migrated = store.columns(&old);
+        let differ: Vec<_> = made
+            .iter()
+            .filter(|(column, kind)| migrated.get(*column) != Some(kind))
+            .chain(
+                migrated
+                    .iter()
+                    .filter(|(column, _)| !made.contains_key(*column)),
+            )
+            .collect();
+        assert!(
+            differ.is_empty(),
+            "migrated from version {version}: {differ:?}"
+        );
+    }
+    made
+}
+
+#[test]
+fn both_backends_make_one_schema_new_and_from_every_older_version() {
+    let sqlite = one_schema_new_and_migrated(&Sqlite(out_dir("history-schemas")));
+    let server = Postgres::start("history-schemas");
+    let postgres = one_schema_new_and_migrated(&server);
+    let differ: Vec<String> = sqlite
+        .keys()
+        .chain(postgres.keys())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .filter(|c| sqlite.get(*c) != postgres.get(*c))
+        .map(|c| {
+            format!(
+                "{c}: SQLite {:?}, PostgreSQL {:?}",
+                sqlite.get(c),
+                postgres.get(c)
+            )
+        })
+        .collect();
+    assert!(differ.is_empty(), "{differ:#?}");
 }
 
 #[test]
