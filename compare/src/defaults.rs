@@ -75,6 +75,8 @@ pub const HISTORY_ENV: &str = "COMPARE_HISTORY";
 /// learns its noise threshold (five changes between consecutive runs);
 /// with fewer, the default threshold decides.
 pub const HISTORY_FEWEST_RUNS: usize = 6;
+/// The most past runs of a cell a threshold is learned from: its latest.
+pub const HISTORY_LEARNING_RUNS: u64 = 50;
 /// The least threshold a history teaches, in percent: a quiet history
 /// does not make every wobble a verdict.
 pub const HISTORY_FLOOR_PERCENT: f64 = 1.0;

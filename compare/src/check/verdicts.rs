@@ -489,8 +489,9 @@ impl Comparison {
                 true => format!(
                     "; where the history holds {} or more past runs of a cell on the \
                      candidate's machine, its timed threshold is the upper interquartile fence \
-                     of the changes between them, at least {}%",
+                     of the changes between them (its latest {}), at least {}%",
                     defaults::HISTORY_FEWEST_RUNS,
+                    defaults::HISTORY_LEARNING_RUNS,
                     defaults::HISTORY_FLOOR_PERCENT
                 ),
                 false => String::new(),

@@ -65,6 +65,8 @@ pub struct Entry {
     pub command: String,
     pub cells: usize,
     pub source: String,
+    /// What its results were when appended ([`digest`]).
+    pub digest: String,
 }
 
 impl History {
@@ -91,44 +93,18 @@ impl History {
     /// migrated where it is older; refused where it is newer than this
     /// compare or not a history.
     fn migrate(&self) -> Result<()> {
-        let mut db = self.db.borrow_mut();
-        let mut found = db.version()?;
+        let mut found = self.db.borrow_mut().version()?;
         if found < VERSION {
             // Inside the writer's lock: of two processes making one new
             // history, the second finds the first's schema.
-            db.begin()?;
-            let made = (|| -> Result<i64> {
-                let found = db.version()?;
-                if found >= VERSION {
-                    return Ok(found);
-                }
-                let backend = db.backend();
-                if found > 0 {
-                    // An older history: each migration in turn.
-                    for migration in &MIGRATIONS[found as usize - 1..] {
-                        db.batch(backend.migration(migration))?;
-                    }
-                    db.set_version(VERSION)?;
-                    return Ok(VERSION);
-                }
-                let tables = db.tables()?;
-                if tables > 0 {
-                    bail!(
-                        "it is a database with {tables} table(s) but no history schema \
-                         (version {found}); give another"
-                    );
-                }
-                db.batch(backend.schema())?;
-                db.set_version(VERSION)?;
-                Ok(VERSION)
-            })();
-            match made {
+            self.db.borrow_mut().begin()?;
+            match self.bring_up() {
                 Ok(version) => {
-                    db.commit()?;
+                    self.db.borrow_mut().commit()?;
                     found = version;
                 }
                 Err(e) => {
-                    db.rollback()?;
+                    self.db.borrow_mut().rollback()?;
                     return Err(e);
                 }
             }
@@ -138,6 +114,61 @@ impl History {
                 "its schema is version {found}, newer than this compare's {VERSION}: \
                  read it with a newer compare"
             );
+        }
+        Ok(())
+    }
+
+    /// Inside the writer's transaction: makes the schema where there is
+    /// none, or migrates an older one; the version it leaves.
+    fn bring_up(&self) -> Result<i64> {
+        let mut db = self.db.borrow_mut();
+        let found = db.version()?;
+        if found >= VERSION {
+            return Ok(found);
+        }
+        let backend = db.backend();
+        if found > 0 {
+            // An older history: each migration in turn.
+            for migration in &MIGRATIONS[found as usize - 1..] {
+                db.batch(backend.migration(migration))?;
+            }
+            db.set_version(VERSION)?;
+            drop(db);
+            if found < schema::DIGESTS {
+                self.fill_digests()?;
+            }
+            return Ok(VERSION);
+        }
+        let tables = db.tables()?;
+        if tables > 0 {
+            bail!(
+                "it is a database with {tables} table(s) but no history schema \
+                 (version {found}); give another"
+            );
+        }
+        db.batch(backend.schema())?;
+        db.set_version(VERSION)?;
+        Ok(VERSION)
+    }
+
+    /// Each run without a digest (one of an older version) read back and
+    /// given its digest.
+    fn fill_digests(&self) -> Result<()> {
+        let missing = self.query(
+            Query::select()
+                .column("id")
+                .from("run")
+                .and_where(Expr::col("digest").is_null()),
+        )?;
+        for row in missing {
+            let id = row[0].int()?;
+            let digest = digest(&self.load(id)?)?;
+            self.db.borrow_mut().execute(
+                Query::update()
+                    .table("run")
+                    .value("digest", digest)
+                    .and_where(Expr::col("id").eq(id)),
+            )?;
         }
         Ok(())
     }
@@ -198,7 +229,7 @@ impl History {
                     ("machine", "fingerprint"),
                     ("run", "started"),
                 ])
-                .columns([("run", "command"), ("run", "source")])
+                .columns([("run", "command"), ("run", "source"), ("run", "digest")])
                 .expr(Func::count(Expr::col(("cell", "id"))))
                 .from("run")
                 .inner_join(
@@ -218,7 +249,8 @@ impl History {
                     started: r[2].text()?,
                     command: r[3].text()?,
                     source: r[4].text()?,
-                    cells: r[5].int()? as usize,
+                    digest: r[5].text()?,
+                    cells: r[6].int()? as usize,
                 })
             })
             .collect()
@@ -263,8 +295,8 @@ impl History {
 
     /// The cells of `cell`'s identity (implementation, client, load and
     /// workload) on the machine `fingerprint` that ended ok in runs started
-    /// before `before` (RFC 3339), oldest first: their ids, for
-    /// [`History::cell_of`].
+    /// before `before` (RFC 3339), the latest [`defaults::HISTORY_LEARNING_RUNS`],
+    /// oldest first: their ids, for [`History::cell_of`].
     pub fn past(&self, fingerprint: &str, cell: &Cell, before: &str) -> Result<Vec<i64>> {
         let mut query = Query::select();
         query
@@ -286,10 +318,11 @@ impl History {
             });
         }
         query
-            .order_by(("run", "started"), Order::Asc)
-            .order_by(("run", "id"), Order::Asc);
+            .order_by(("run", "started"), Order::Desc)
+            .order_by(("run", "id"), Order::Desc)
+            .limit(defaults::HISTORY_LEARNING_RUNS);
         let found = self.query(&query)?;
-        found.iter().map(|r| r[0].int()).collect()
+        found.iter().rev().map(|r| r[0].int()).collect()
     }
 
     /// The cell `id`, as results.json had it.
@@ -592,6 +625,13 @@ fn written(value: Option<sea_query::Value>) -> Expr {
     value.map_or(Expr::null(), Expr::val)
 }
 
+/// A run's digest: SHA-256 of its results' JSON, in hex. A run read back
+/// is its results again, and so has the digest it was appended with.
+pub fn digest(results: &Results) -> Result<String> {
+    let digest = Sha256::digest(serde_json::to_vec(results)?);
+    Ok(digest.iter().map(|b| format!("{b:02x}")).collect())
+}
+
 /// A machine's fingerprint: what makes its figures comparable with each
 /// other's and no other machine's.
 pub fn fingerprint(host: &Host) -> String {
@@ -684,6 +724,7 @@ fn insert(db: &mut Store, results: &Results, source: &str) -> Result<Appended> {
                     ("host", serde_json::to_string(host)?.into()),
                     ("server_host", server_host.into()),
                     ("config", serde_json::to_string(config)?.into()),
+                    ("digest", digest(results)?.into()),
                 ],
             )
             .returning_col("id"),
@@ -813,6 +854,47 @@ mod tests {
         let mut run = fixture();
         run.config.started = at.into();
         run
+    }
+
+    #[test]
+    fn a_cell_s_past_is_its_latest_runs_before_a_time_oldest_first() {
+        let path = fresh("latest");
+        let mut history = History::open(&path).unwrap();
+        let runs = defaults::HISTORY_LEARNING_RUNS as usize + 3;
+        let first = chrono::DateTime::parse_from_rfc3339("2026-01-01T00:00:00+00:00").unwrap();
+        let day = |i: usize| (first + chrono::TimeDelta::days(i as i64)).to_rfc3339();
+        for i in 0..runs {
+            history.append(&started(&day(i)), "x").unwrap();
+        }
+        let entries = history.entries().unwrap();
+        let run = fixture();
+        let cell = run.cells.iter().find(|c| c.status == Status::Ok).unwrap();
+        let machine = fingerprint(&run.host);
+        let past = history.past(&machine, cell, &day(runs - 1)).unwrap();
+        assert_eq!(past.len(), defaults::HISTORY_LEARNING_RUNS as usize);
+        // The run's own cell at the fixture's cell's position, in each of
+        // the latest runs before the last.
+        let position = run
+            .cells
+            .iter()
+            .position(|c| std::ptr::eq(c, cell))
+            .unwrap();
+        let expected: Vec<i64> = entries[runs - 1 - past.len()..runs - 1]
+            .iter()
+            .map(|e| {
+                let cells = history
+                    .query(
+                        Query::select()
+                            .column("id")
+                            .from("cell")
+                            .and_where(Expr::col("run").eq(e.id))
+                            .and_where(Expr::col("position").eq(position as i64)),
+                    )
+                    .unwrap();
+                cells[0][0].int().unwrap()
+            })
+            .collect();
+        assert_eq!(past, expected);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 /// The schema's version, as `PRAGMA user_version` keeps it (in
 /// PostgreSQL, the table `history_version`).
-pub const VERSION: i64 = 5;
+pub const VERSION: i64 = 6;
 
 /// The backends a history lies in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +52,20 @@ pub const MIGRATIONS: [Migration; VERSION as usize - 1] = [
         postgres: "UPDATE cell SET client = 'generator' \
                    WHERE client = 'mio' AND (rate IS NOT NULL OR rate_share IS NOT NULL)",
     },
+    // Each run's digest (filled in for the runs already there: see
+    // History::migrate), and the index that reads a run's cells without
+    // reading every other run's: loading one run of 1,000 scanned all
+    // 110,000 cells (100 ms; 27 ms with it).
+    Migration {
+        sqlite: "ALTER TABLE run ADD COLUMN digest TEXT; \
+                 CREATE INDEX cell_run ON cell (run, position)",
+        postgres: "ALTER TABLE run ADD COLUMN digest TEXT; \
+                   CREATE INDEX cell_run ON cell (run, position)",
+    },
 ];
+
+/// The version whose migration leaves each older run's digest to fill in.
+pub const DIGESTS: i64 = 6;
 
 impl Backend {
     /// The schema of [`VERSION`], which the book's history page shows whole.

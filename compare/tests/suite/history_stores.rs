@@ -48,18 +48,24 @@ trait Store {
     fn set_version(&self, location: &Location, version: i64);
     /// Every column of the history's tables, as "table.column", with the
     /// kind and width of its values and whether it may be NULL, in words
-    /// both backends share: "integer 64", "float 64", "text", "bytes".
+    /// both backends share: "integer 64", "float 64", "text", "bytes";
+    /// and every index the schema names, as "index NAME".
     fn columns(&self, location: &Location) -> BTreeMap<String, String>;
 }
 
-/// What a history of `version` was: the columns of later versions not yet
-/// there (each version's migration added one, but the last's, which renamed
-/// a client), and `version` in the database.
+/// What a history of `version` was: what each later version's migration
+/// added not yet there (the 5th renamed a client and added nothing), and
+/// `version` in the database.
 fn at_version(store: &dyn Store, location: &Location, version: i64) {
-    let added = [(2, "protocol"), (3, "client_threads"), (4, "rate_share")];
-    for (since, column) in added.into_iter().filter(|(since, _)| version < *since) {
-        store.sql(location, &format!("ALTER TABLE cell DROP COLUMN {column}"));
+    let added = [
+        (2, "ALTER TABLE cell DROP COLUMN protocol"),
+        (3, "ALTER TABLE cell DROP COLUMN client_threads"),
+        (4, "ALTER TABLE cell DROP COLUMN rate_share"),
+        (6, "ALTER TABLE run DROP COLUMN digest; DROP INDEX cell_run"),
+    ];
+    for (since, sql) in added.into_iter().filter(|(since, _)| version < *since) {
         assert!(since <= history::VERSION);
+        store.sql(location, sql);
     }
     store.set_version(location, version);
 }
@@ -121,6 +127,15 @@ impl Store for Sqlite {
             .unwrap()
             .map(Result::unwrap)
             .collect();
+        let mut indexes = db
+            .prepare(
+                "SELECT name FROM sqlite_master \
+                 WHERE type = 'index' AND name NOT LIKE 'sqlite_autoindex%'",
+            )
+            .unwrap();
+        for name in indexes.query_map([], |r| r.get::<_, String>(0)).unwrap() {
+            found.insert(format!("index {}", name.unwrap()), String::new());
+        }
         for table in tables {
             let mut columns = db.prepare(&format!("PRAGMA table_info({table})")).unwrap();
             let rows = columns
@@ -360,8 +375,19 @@ impl Store for Postgres {
     }
 
     fn columns(&self, location: &Location) -> BTreeMap<String, String> {
-        let rows = self
-            .client(location)
+        let mut client = self.client(location);
+        // Those of the schema: not its keys' (machine_pkey, run_machine_started_command_key).
+        let indexes = client
+            .query(
+                "SELECT indexname::text FROM pg_indexes WHERE schemaname = current_schema() \
+                 AND indexname NOT LIKE '%pkey' AND indexname NOT LIKE '%key'",
+                &[],
+            )
+            .unwrap();
+        let indexes = indexes
+            .iter()
+            .map(|r| (format!("index {}", r.get::<_, String>(0)), String::new()));
+        let rows = client
             .query(
                 "SELECT table_name::text, column_name::text, data_type::text, is_nullable::text
                  FROM information_schema.columns
@@ -387,6 +413,7 @@ impl Store for Postgres {
                 };
                 (format!("{table}.{name}"), format!("{kind}, {null}"))
             })
+            .chain(indexes)
             .collect()
     }
 }
@@ -594,7 +621,10 @@ fn one_schema_new_and_migrated(store: &dyn Store) -> BTreeMap<String, String> {
     let new = store.fresh("schema_new");
     drop(History::open(&new).unwrap());
     let made = store.columns(&new);
-    assert!(made.contains_key("cell.client_threads"), "{made:?}");
+    assert!(
+        made.contains_key("cell.client_threads") && made.contains_key("index cell_run"),
+        "{made:?}"
+    );
     for version in 1..history::VERSION {
         let old = store.fresh(&format!("schema_from_{version}"));
         History::open(&old)
@@ -608,6 +638,7 @@ fn one_schema_new_and_migrated(store: &dyn Store) -> BTreeMap<String, String> {
             json(&history.load(entries[0].id).unwrap()),
             json(&fixture())
         );
+        assert_eq!(entries[0].digest, history::digest(&fixture()).unwrap());
         let migrated = store.columns(&old);
         let differ: Vec<_> = made
             .iter()

@@ -1,4 +1,4 @@
--- The history's schema in PostgreSQL, version 5 (the table
+-- The history's schema in PostgreSQL, version 6 (the table
 -- history_version): sqlite.sql's, column for column, in this dialect's
 -- words. Every integer is 64 bits wide (what is written is an i64), and
 -- ids are numbered by the database.
@@ -35,6 +35,9 @@ CREATE TABLE run (
     host TEXT NOT NULL,
     server_host TEXT,
     config TEXT NOT NULL,
+    -- SHA-256 (hex) of the run's results as they were appended, and read
+    -- back: what the site's pages of it were made from (version 6).
+    digest TEXT,
     UNIQUE (machine, started, command)
 );
 
@@ -80,6 +83,9 @@ CREATE TABLE cell (
     record TEXT NOT NULL
 );
 CREATE INDEX cell_identity ON cell (implementation, client, threads, connections, block);
+-- A run's cells in their order, without reading every other run's
+-- (version 6).
+CREATE INDEX cell_run ON cell (run, position);
 
 -- One repetition of a cell (its cost run has cost = 1).
 CREATE TABLE repetition (

@@ -1,4 +1,4 @@
--- The history's schema in SQLite, version 5 (PRAGMA user_version). Every
+-- The history's schema in SQLite, version 6 (PRAGMA user_version). Every
 -- figure lies in a column where tables and trends query it, and whole in
 -- the record beside it, so that a run read back is its results.json
 -- again. postgres.sql is the same schema in PostgreSQL's words, kept beside
@@ -36,6 +36,9 @@ CREATE TABLE run (
     host TEXT NOT NULL,
     server_host TEXT,
     config TEXT NOT NULL,
+    -- SHA-256 (hex) of the run's results as they were appended, and read
+    -- back: what the site's pages of it were made from (version 6).
+    digest TEXT,
     UNIQUE (machine, started, command)
 );
 
@@ -81,6 +84,9 @@ CREATE TABLE cell (
     record TEXT NOT NULL
 );
 CREATE INDEX cell_identity ON cell (implementation, client, threads, connections, block);
+-- A run's cells in their order, without reading every other run's
+-- (version 6).
+CREATE INDEX cell_run ON cell (run, position);
 
 -- One repetition of a cell (its cost run has cost = 1).
 CREATE TABLE repetition (
