@@ -314,8 +314,10 @@ pub fn differences(b: &Results, c: &Results) -> Vec<String> {
 
 /// Judges every matched cell; lists the cells that could not be compared.
 pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<Comparison> {
-    let mut findings = Vec::new();
     let mut unmatched = Vec::new();
+    // Every figure to judge, in order: each one's place is its bootstrap's
+    // seed, so that the intervals, drawn on every core, are the same.
+    let mut tasks: Vec<Task> = Vec::new();
     for (key, b) in &sides.baseline {
         let Some(c) = sides.candidate.get(key) else {
             unmatched.push(format!("{}: only in the baseline", label(key, b)));
@@ -351,49 +353,22 @@ pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<C
                     .push(metric.label);
                 continue;
             }
+            // Neither side without a value: a ratio of medians needs both.
+            if bv.is_empty() || cv.is_empty() {
+                continue;
+            }
             // A count that is none on one side (futex calls of a runtime
             // that never parks) still has a ratio.
             for v in bv.iter_mut().chain(cv.iter_mut()) {
                 *v += floor(metric);
             }
-            let seed = findings.len() as u64;
-            let interval = match sides.paired && !metric.counted() {
-                true => stats::paired_ratio(&bv, &cv, confidence, seed),
-                false => stats::ratio_of_medians(&bv, &cv, confidence, seed),
-            };
-            let Some(Interval { ratio, low, high }) = interval else {
-                continue;
-            };
-            let learned = sides.learned.get(&(key.clone(), metric));
-            let threshold = match (metric.counted(), learned) {
-                (false, Some(learned)) => learned.threshold,
-                _ => thresholds.of(metric),
-            };
-            let floor = floor(metric);
-            let range = |v: &[f64]| {
-                let min = v.iter().copied().fold(f64::INFINITY, f64::min);
-                (min - floor, v.iter().copied().fold(min, f64::max) - floor)
-            };
-            let median = |v: &[f64]| stats::median(v).unwrap_or(0.0) - floor;
-            findings.push(Finding {
-                cell: label(key, c),
-                key: cell_key(c, true),
+            tasks.push(Task {
+                key,
+                b,
+                c,
                 metric,
-                baseline: median(&bv),
-                candidate: median(&cv),
-                baseline_range: range(&bv),
-                candidate_range: range(&cv),
-                ratio,
-                low,
-                high,
-                threshold,
-                learned_from: learned.map(|l| l.runs),
-                verdict: Verdict::of(
-                    Interval { ratio, low, high },
-                    threshold,
-                    metric.bigger_is_better(),
-                ),
-                client_bound: b.client_bound || c.client_bound,
+                bv,
+                cv,
             });
         }
         if let Some(why) = behind.filter(|_| !unsustained.is_empty()) {
@@ -411,6 +386,53 @@ pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<C
             ));
         }
     }
+    let intervals = intervals(&tasks, sides.paired, confidence);
+    let mut findings: Vec<Finding> = tasks
+        .iter()
+        .zip(intervals)
+        .map(|(task, Interval { ratio, low, high })| {
+            let Task {
+                key,
+                b,
+                c,
+                metric,
+                bv,
+                cv,
+            } = task;
+            let metric = *metric;
+            let learned = sides.learned.get(&((*key).clone(), metric));
+            let threshold = match (metric.counted(), learned) {
+                (false, Some(learned)) => learned.threshold,
+                _ => thresholds.of(metric),
+            };
+            let floor = floor(metric);
+            let range = |v: &[f64]| {
+                let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+                (min - floor, v.iter().copied().fold(min, f64::max) - floor)
+            };
+            let median = |v: &[f64]| stats::median(v).unwrap_or(0.0) - floor;
+            Finding {
+                cell: label(key, c),
+                key: cell_key(c, true),
+                metric,
+                baseline: median(bv),
+                candidate: median(cv),
+                baseline_range: range(bv),
+                candidate_range: range(cv),
+                ratio,
+                low,
+                high,
+                threshold,
+                learned_from: learned.map(|l| l.runs),
+                verdict: Verdict::of(
+                    Interval { ratio, low, high },
+                    threshold,
+                    metric.bigger_is_better(),
+                ),
+                client_bound: b.client_bound || c.client_bound,
+            }
+        })
+        .collect();
     for (key, c) in &sides.candidate {
         if !sides.baseline.contains_key(key) {
             unmatched.push(format!("{}: only in the candidate", label(key, c)));
@@ -439,6 +461,51 @@ pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<C
         findings,
         unmatched,
         explanations: Vec::new(),
+    })
+}
+
+/// A figure of a matched cell to judge: both sides' values, floored.
+struct Task<'a> {
+    key: &'a Key,
+    b: &'a Cell,
+    c: &'a Cell,
+    metric: Metric,
+    bv: Vec<f64>,
+    cv: Vec<f64>,
+}
+
+/// Each task's bootstrap interval, its place its seed, drawn on every
+/// core: 10,000 resamples of each of a run's 880 figures took 0.7 s on one.
+fn intervals(tasks: &[Task], paired: bool, confidence: f64) -> Vec<Interval> {
+    let interval = |(seed, task): (usize, &Task)| {
+        let seed = seed as u64;
+        let (bv, cv) = (&task.bv, &task.cv);
+        match paired && !task.metric.counted() {
+            true => stats::paired_ratio(bv, cv, confidence, seed),
+            false => stats::ratio_of_medians(bv, cv, confidence, seed),
+        }
+        .expect("both sides have values")
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let share = tasks.len().div_ceil(cores).max(1);
+    std::thread::scope(|scope| {
+        let drawn: Vec<_> = tasks
+            .chunks(share)
+            .enumerate()
+            .map(|(i, chunk)| {
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .enumerate()
+                        .map(|(j, task)| interval((i * share + j, task)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        drawn
+            .into_iter()
+            .flat_map(|d| d.join().expect("a bootstrap does not panic"))
+            .collect()
     })
 }
 

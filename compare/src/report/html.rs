@@ -83,6 +83,11 @@ fn render(document: &Document) -> String {
 
 pub fn section(out: &mut String, heading: &str, grids: &[Grid]) {
     let _ = writeln!(out, "<h2>{}</h2>", escape(heading));
+    tables(out, grids);
+}
+
+/// Each grid as a table under its title.
+pub fn tables(out: &mut String, grids: &[Grid]) {
     for grid in grids {
         let _ = writeln!(out, "<h3>{}</h3>\n<table>\n<tr>", escape(&grid.title));
         for h in &grid.header {
