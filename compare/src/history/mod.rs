@@ -397,14 +397,20 @@ pub struct Point {
 impl History {
     /// Every cell's series: its ok runs on each machine, oldest first.
     pub fn series(&self) -> Result<Vec<Series>> {
+        let mut query = Query::select();
+        query.columns([
+            ("machine", "fingerprint"),
+            ("run", "id"),
+            ("run", "started"),
+        ]);
+        query.columns([
+            ("run", "suite_commit"),
+            ("cell", "record"),
+            ("cell", "position"),
+        ]);
+        query.columns(IDENTITY.map(|column| ("cell", column)));
         let rows = self.query(
-            Query::select()
-                .columns([
-                    ("machine", "fingerprint"),
-                    ("run", "id"),
-                    ("run", "started"),
-                ])
-                .columns([("run", "suite_commit"), ("cell", "record")])
+            query
                 .from("cell")
                 .inner_join("run", Expr::col(("run", "id")).equals(("cell", "run")))
                 .inner_join(
@@ -412,39 +418,70 @@ impl History {
                     Expr::col(("machine", "id")).equals(("run", "machine")),
                 )
                 .and_where(Expr::col(("cell", "status")).eq("ok"))
-                .and_where(Expr::col(("cell", "mib_per_s")).is_not_null())
-                .order_by(("run", "started"), Order::Asc)
-                .order_by(("run", "id"), Order::Asc)
-                .order_by(("cell", "position"), Order::Asc),
+                .and_where(Expr::col(("cell", "mib_per_s")).is_not_null()),
         )?;
-        // By machine and cell identity; in that order.
-        let mut all: BTreeMap<String, Series> = BTreeMap::new();
+        /// What a point needs of a cell's record: read without the rest of
+        /// it, which is most of reading 110,000 cells of 1,000 runs.
+        #[derive(serde::Deserialize)]
+        struct Figure {
+            version: String,
+            mib_per_s: Option<Summary>,
+            #[serde(default)]
+            client_bound: bool,
+        }
+        // By machine and cell identity, in that order; each point with
+        // its place (its run's start, the run, the cell's position), and
+        // the latest cell's record, read whole at the end. Sorted here: the
+        // database sorting 110,000 records spilled them to a file.
+        type Place = (String, i64, i64);
+        struct Gathered {
+            machine: String,
+            points: Vec<(Place, Point)>,
+            latest: (Place, String),
+        }
+        let mut all: BTreeMap<String, Gathered> = BTreeMap::new();
         for row in rows {
             let machine = row[0].text()?;
-            let mut cell: Cell =
-                self.decoded(row[4].text()?.as_bytes(), || "a cell of a series".into())?;
-            cell.name_the_generator();
-            let Some(mib_per_s) = cell.mib_per_s else {
+            let record = row[4].text()?;
+            let figure: Figure = self.decoded(record.as_bytes(), || "a cell of a series".into())?;
+            let Some(mib_per_s) = figure.mib_per_s else {
                 continue;
             };
             let point = Point {
                 run: row[1].int()?,
                 started: row[2].text()?,
                 commit: row[3].optional_text()?,
-                version: cell.version.clone(),
+                version: figure.version,
                 mib_per_s,
-                client_bound: cell.client_bound,
+                client_bound: figure.client_bound,
             };
-            let key = format!("{machine} {:?}", identity(&cell));
-            let series = all.entry(key).or_insert_with(|| Series {
+            let place: Place = (point.started.clone(), point.run, row[5].int()?);
+            let key = format!("{machine} {:?}", &row[6..]);
+            let series = all.entry(key).or_insert_with(|| Gathered {
                 machine,
-                cell: cell.clone(),
                 points: Vec::new(),
+                latest: (place.clone(), String::new()),
             });
-            series.points.push(point);
-            series.cell = cell;
+            if place >= series.latest.0 {
+                series.latest = (place.clone(), record);
+            }
+            series.points.push((place, point));
         }
-        Ok(all.into_values().collect())
+        all.into_values()
+            .map(|mut gathered| {
+                gathered.points.sort_by(|a, b| a.0.cmp(&b.0));
+                let points = gathered.points.into_iter().map(|(_, p)| p).collect();
+                let (machine, record) = (gathered.machine, gathered.latest.1);
+                let mut cell: Cell =
+                    self.decoded(record.as_bytes(), || "a cell of a series".into())?;
+                cell.name_the_generator();
+                Ok(Series {
+                    machine,
+                    cell,
+                    points,
+                })
+            })
+            .collect()
     }
 }
 
@@ -587,37 +624,50 @@ fn count(n: usize) -> i64 {
     n as i64
 }
 
-/// What identifies a cell across runs, column by column: its
-/// implementation, client, load and workload.
+/// The columns that identify a cell across runs: its implementation,
+/// client, load and workload.
+const IDENTITY: [&str; 14] = [
+    "implementation",
+    "client",
+    "protocol",
+    "threads",
+    "client_threads",
+    "connections",
+    "block",
+    "window",
+    "rate",
+    "rate_share",
+    "churn",
+    "tls",
+    "shape",
+    "work",
+];
+
+/// A cell's values of [`IDENTITY`], column by column.
 fn identity(cell: &Cell) -> Vec<Column> {
     let w = cell.workload();
-    vec![
-        ("implementation", Some(cell.implementation.clone().into())),
-        ("client", Some(cell.client.clone().into())),
-        ("protocol", Some(w.protocol.name().into())),
-        ("threads", Some(count(cell.threads).into())),
-        (
-            "client_threads",
-            cell.client_threads.map(|n| count(n).into()),
-        ),
-        ("connections", Some(count(cell.connections).into())),
-        ("block", Some(count(w.block).into())),
-        ("window", Some(count(w.window).into())),
+    let values = [
+        Some(cell.implementation.clone().into()),
+        Some(cell.client.clone().into()),
+        Some(w.protocol.name().into()),
+        Some(count(cell.threads).into()),
+        cell.client_threads.map(|n| count(n).into()),
+        Some(count(cell.connections).into()),
+        Some(count(w.block).into()),
+        Some(count(w.window).into()),
         // A share's rate follows from its run's capacity: the share is
         // what names the cell.
-        (
-            "rate",
-            match w.rate {
-                Some(Rate::PerSecond(r)) => Some(r.into()),
-                _ => None,
-            },
-        ),
-        ("rate_share", cell.rate_share.map(Into::into)),
-        ("churn", w.churn.map(Into::into)),
-        ("tls", w.tls.map(|t| t.label().into())),
-        ("shape", Some(w.shape.name().into())),
-        ("work", Some(cell.work.into())),
-    ]
+        match w.rate {
+            Some(Rate::PerSecond(r)) => Some(r.into()),
+            _ => None,
+        },
+        cell.rate_share.map(Into::into),
+        w.churn.map(Into::into),
+        w.tls.map(|t| t.label().into()),
+        Some(w.shape.name().into()),
+        Some(cell.work.into()),
+    ];
+    IDENTITY.into_iter().zip(values).collect()
 }
 
 /// A column's value as a query writes it.
