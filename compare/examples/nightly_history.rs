@@ -6,12 +6,15 @@
 //! absent for a week from night 500 (it did not build) and no run at all
 //! for ten nights from night 700 (the machine was down).
 //!
-//!   cargo run --release -p compare --example nightly_history -- TEMPLATE HISTORY RUNS [LAST]
+//!   cargo run --release -p compare --example nightly_history -- TEMPLATE HISTORY RUNS [LAST] [--after N]
 //!
 //! TEMPLATE is a results file or a run's folder, HISTORY a file or a
 //! `postgres://` URL; with LAST, the last two nights' results are written
-//! there too (`LAST/before`, `LAST/after`), for `compare check`. Each
-//! append's time is printed at the end: its median and its slowest.
+//! there too (`LAST/before`, `LAST/after`), for `compare check`; with
+//! `--after N`, the first N runs are taken as in the history already and
+//! only the rest appended (each night's noise is its own: the same night
+//! is the same run, whenever it is written). Each append's time is printed
+//! at the end: its median and its slowest.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -25,27 +28,38 @@ use compare::results::{Results, file};
 const START: &str = "2027-01-01T02:00:00+00:00";
 
 fn main() -> Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let usage = "usage: nightly_history TEMPLATE HISTORY RUNS [LAST] [--after N]";
+    let after: usize = match args.iter().position(|a| a == "--after") {
+        Some(at) => {
+            let n = args.get(at + 1).context(usage)?.parse().context("--after N")?;
+            args.drain(at..at + 2);
+            n
+        }
+        None => 0,
+    };
     let (template, history, runs, last) = match &args[..] {
         [t, h, r] => (t, h, r, None),
         [t, h, r, l] => (t, h, r, Some(PathBuf::from(l))),
-        _ => bail!("usage: nightly_history TEMPLATE HISTORY RUNS [LAST]"),
+        _ => bail!(usage),
     };
     let template = Results::load(&file::named(Path::new(template)))?;
     let runs: usize = runs.parse().context("RUNS is a number of runs")?;
     let mut history = History::open(Path::new(history))?;
     let start = DateTime::parse_from_rfc3339(START)?;
-    let mut rng = fastrand::Rng::with_seed(1);
     let mut appends: Vec<Duration> = Vec::new();
     let mut night: i64 = 0;
     for i in 0..runs {
         if night == 700 {
             night += 10;
         }
+        let mut rng = fastrand::Rng::with_seed(night as u64);
         let run = nightly(&template, night, start + TimeDelta::days(night), &mut rng);
-        let begun = Instant::now();
-        history.append(&run, &format!("nightly/{night}"))?;
-        appends.push(begun.elapsed());
+        if i >= after {
+            let begun = Instant::now();
+            history.append(&run, &format!("nightly/{night}"))?;
+            appends.push(begun.elapsed());
+        }
         if let Some(last) = &last
             && i + 2 >= runs
         {
@@ -60,12 +74,15 @@ fn main() -> Result<()> {
     }
     appends.sort();
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    println!(
-        "{runs} runs of {} cells appended: median {:.0} ms, slowest {:.0} ms",
-        template.cells.len(),
-        ms(appends[appends.len() / 2]),
-        ms(appends[appends.len() - 1])
-    );
+    if let (Some(median), Some(slowest)) = (appends.get(appends.len() / 2), appends.last()) {
+        println!(
+            "{} runs of {} cells appended: median {:.0} ms, slowest {:.0} ms",
+            appends.len(),
+            template.cells.len(),
+            ms(*median),
+            ms(*slowest)
+        );
+    }
     Ok(())
 }
 

@@ -80,10 +80,6 @@ pub const HISTORY_LEARNING_RUNS: u64 = 50;
 /// The least threshold a history teaches, in percent: a quiet history
 /// does not make every wobble a verdict.
 pub const HISTORY_FLOOR_PERCENT: f64 = 1.0;
-/// The site compares two runs of a machine at most this many of its runs
-/// apart: every two of a machine's first 51, and a number of pages that
-/// grows with the runs, not with their square, for a nightly history.
-pub const SITE_COMPARISON_SPAN: usize = 50;
 /// Confidence of `compare check`'s intervals.
 pub const CONFIDENCE: f64 = 0.95;
 /// The implementation relative tables divide by, when the run has it.

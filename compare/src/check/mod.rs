@@ -198,9 +198,9 @@ pub fn between_runs<'a>(
 }
 
 /// What a history's past runs teach the thresholds: each past cell read
-/// once, its medians kept, however many comparisons learn from it. The
-/// site judges every pair of nearby runs, and read every past cell again
-/// for each: 100 nightly runs took over ten minutes.
+/// once, its medians kept, however many comparisons learn from it (the
+/// site read every past cell again for each comparison once: 100 nightly
+/// runs took over ten minutes).
 pub struct Past<'h> {
     history: &'h History,
     read: RefCell<HashMap<i64, Rc<Medians>>>,
@@ -212,6 +212,15 @@ impl<'h> Past<'h> {
             history,
             read: RefCell::new(HashMap::new()),
         }
+    }
+
+    /// Takes `cell` as the past cell `id`, read already (the site reads
+    /// every run for its pages): its medians are not read again.
+    pub fn remember(&self, id: i64, cell: &Cell) {
+        self.read
+            .borrow_mut()
+            .entry(id)
+            .or_insert_with(|| Rc::new(verdicts::medians(cell)));
     }
 
     /// The medians of `cell`'s past on `machine` before `before`, oldest first.

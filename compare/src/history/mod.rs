@@ -256,6 +256,18 @@ impl History {
             .collect()
     }
 
+    /// The ids of a run's cells, in its results' order.
+    pub fn cells_of(&self, run: i64) -> Result<Vec<i64>> {
+        let rows = self.query(
+            Query::select()
+                .column("id")
+                .from("cell")
+                .and_where(Expr::col("run").eq(run))
+                .order_by("position", Order::Asc),
+        )?;
+        rows.iter().map(|r| r[0].int()).collect()
+    }
+
     /// A run as its results file had it.
     pub fn load(&self, id: i64) -> Result<Results> {
         let rows = self.query(

@@ -1,94 +1,99 @@
-//! The comparison pages: `compare check`'s judgement of two runs on one
-//! machine (each cell's threshold learned from the history where it holds
-//! enough past runs), or of two consecutive releases inside one run
-//! (paired); and the page that chooses any two runs of a machine.
+//! The comparison pages: `compare check`'s judgement of a run against the
+//! latest earlier run of its machine that shares a cell with it (each
+//! cell's threshold learned from the history where it holds enough past
+//! runs), or of two consecutive releases inside one run (paired); and the
+//! page that chooses two runs of a machine, or says the command that
+//! compares any two.
 
 use std::path::Path;
 
 use anyhow::Result;
 
 use super::model::{Comparison, Run, Site};
-use super::page::{Page, slug};
+use super::page::Page;
 use crate::check::verdicts::{self, default_thresholds, judge, within};
 use crate::check::{Past, between_runs};
 use crate::defaults;
 use crate::explain::{self, Explained};
-use crate::history::History;
 use crate::report::html::escape;
+use crate::results::Results;
 
-/// Every two runs of one machine, at most `span` of its runs apart, that share a measured cell with runs enough for an
-/// interval (the older the baseline); and every two consecutive releases
-/// inside a run.
-pub fn all(runs: &[Run], history: &History, span: usize) -> Result<Vec<Comparison>> {
-    let measured: Vec<_> = runs.iter().map(Run::measured).collect();
-    // Each run's place among its machine's runs.
-    let place: Vec<usize> = runs
+/// The run the `candidate`th is compared with: the latest earlier run of
+/// its machine with a measured cell in common. One a run, so that the
+/// pages grow with the runs, and each night's run is read against the
+/// night before.
+pub fn baseline_of(runs: &[Run], candidate: usize) -> Option<usize> {
+    let c = &runs[candidate];
+    runs[..candidate]
         .iter()
-        .enumerate()
-        .map(|(i, run)| {
-            runs[..i]
-                .iter()
-                .filter(|r| r.machine == run.machine)
-                .count()
-        })
-        .collect();
-    let past = Past::new(history);
-    let mut all = Vec::new();
-    for (c, candidate) in runs.iter().enumerate() {
-        for (b, baseline) in runs[..c].iter().enumerate() {
-            if baseline.machine != candidate.machine
-                || place[c] - place[b] > span
-                || measured[b].is_disjoint(&measured[c])
-            {
-                continue;
-            }
-            let sides = between_runs(
-                (&baseline.title(), &baseline.results),
-                (&candidate.title(), &candidate.results),
-                Some(&past),
-            )?;
-            // Cells in common, but none with runs enough for an interval.
-            let Ok(judged) = judge(&sides, default_thresholds(false), defaults::CONFIDENCE) else {
-                continue;
-            };
-            all.push(Comparison {
-                name: format!("{}--{}", baseline.slug, candidate.slug),
-                baseline: b,
-                candidate: c,
-                releases: None,
-                warnings: verdicts::differences(&baseline.results, &candidate.results),
-                judged,
-            });
-        }
-        for range in &candidate.results.release_series() {
-            for pair in range.names().windows(2) {
-                let (before, after) = (&pair[0], &pair[1]);
-                // A release that did not build is not in the run.
-                let Ok(sides) = within(&candidate.title(), &candidate.results, before, after)
-                else {
-                    continue;
-                };
-                let Ok(judged) = judge(&sides, default_thresholds(true), defaults::CONFIDENCE)
-                else {
-                    continue;
-                };
-                all.push(Comparison {
-                    name: format!("{}--{}--{}", candidate.slug, slug(before), slug(after)),
-                    baseline: c,
-                    candidate: c,
-                    releases: Some((before.clone(), after.clone())),
-                    warnings: Vec::new(),
-                    judged,
-                });
+        .rposition(|b| b.machine == c.machine && !b.measured.is_disjoint(&c.measured))
+}
+
+/// Two runs judged, each cell's threshold learned from `past` where it
+/// holds enough; none where no cell in common has runs enough for an
+/// interval. With the warnings of how their machines and settings differ.
+pub fn between(
+    (b, baseline): (&Run, &Results),
+    (c, candidate): (&Run, &Results),
+    past: &Past,
+) -> Result<Option<(verdicts::Comparison, Vec<String>)>> {
+    let sides = between_runs((&b.title(), baseline), (&c.title(), candidate), Some(past))?;
+    Ok(
+        judge(&sides, default_thresholds(false), defaults::CONFIDENCE)
+            .ok()
+            .map(|judged| (judged, verdicts::differences(baseline, candidate))),
+    )
+}
+
+/// Two consecutive releases inside a run, judged paired; none where one
+/// did not build, or no cell has runs enough.
+pub fn releases(
+    c: &Run,
+    results: &Results,
+    (before, after): (&str, &str),
+) -> Option<verdicts::Comparison> {
+    let sides = within(&c.title(), results, before, after).ok()?;
+    judge(&sides, default_thresholds(true), defaults::CONFIDENCE).ok()
+}
+
+/// What a comparison of releases shows besides its verdicts: the files of
+/// its explanations, by name, size and time, for the key of its page.
+pub fn explanations_made(c: &Run, (before, after): (&str, &str)) -> String {
+    let out = explain::default_out(Path::new(&c.source), before, after);
+    let mut found = Vec::new();
+    let mut folders = vec![out];
+    while let Some(folder) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            match entry.metadata() {
+                Ok(m) if m.is_dir() => folders.push(path),
+                Ok(m) => found.push(format!(
+                    "{} {} {:?}",
+                    path.display(),
+                    m.len(),
+                    m.modified().ok()
+                )),
+                Err(_) => {}
             }
         }
     }
-    Ok(all)
+    found.sort();
+    found.join("\n")
 }
 
-/// A comparison's page, by its path in the site.
-pub fn pages(site: &Site, c: &Comparison) -> Vec<(String, String)> {
-    let explained = explained(site, c);
+/// A comparison's page: what was compared, by which rule, its table, the
+/// `warnings` of how the two runs differ, and the explanations of what it
+/// flags where there are any.
+pub fn page(
+    site: &Site,
+    c: &Comparison,
+    judged: &verdicts::Comparison,
+    warnings: &[String],
+) -> String {
+    let explained = explained(site, c, judged);
     let mut why = String::new();
     for (e, graphs) in &explained {
         why += &format!(
@@ -130,19 +135,23 @@ pub fn pages(site: &Site, c: &Comparison) -> Vec<(String, String)> {
             );
         }
     }
-    vec![(c.page(), page(site, c, &why))]
+    table(site, c, judged, warnings, &why)
 }
 
 /// The explanations (`compare explain`) of the cells a comparison of two
 /// releases inside a run flags, where they lie beside the run's results,
 /// each with its sides' flame graphs.
-fn explained(site: &Site, c: &Comparison) -> Vec<(Explained, Vec<(String, String)>)> {
+fn explained(
+    site: &Site,
+    c: &Comparison,
+    judged: &verdicts::Comparison,
+) -> Vec<(Explained, Vec<(String, String)>)> {
     let Some((before, after)) = &c.releases else {
         return Vec::new();
     };
     let source = Path::new(&site.runs[c.candidate].source);
     let out = explain::default_out(source, before, after);
-    c.judged
+    judged
         .flagged()
         .iter()
         .filter_map(|cell| {
@@ -160,9 +169,14 @@ fn explained(site: &Site, c: &Comparison) -> Vec<(Explained, Vec<(String, String
         .collect()
 }
 
-/// A comparison's page: what was compared, by which rule, the table, and
-/// `why` (its explanations).
-fn page(site: &Site, c: &Comparison, why: &str) -> String {
+/// A comparison's page, `why` (its explanations) at its end.
+fn table(
+    site: &Site,
+    c: &Comparison,
+    judged: &verdicts::Comparison,
+    warnings: &[String],
+    why: &str,
+) -> String {
     let (b, r) = (&site.runs[c.baseline], &site.runs[c.candidate]);
     let title = match &c.releases {
         Some((before, after)) => format!("{before} against {after}, in the run of {}", r.title()),
@@ -176,14 +190,13 @@ fn page(site: &Site, c: &Comparison, why: &str) -> String {
         escape(&c.tally())
     );
     page.push(&sides);
-    if !c.warnings.is_empty() {
+    if !warnings.is_empty() {
         page.push("<ul>\n");
-        for warning in &c.warnings {
+        for warning in warnings {
             page.push(&format!("<li>warning: {}</li>\n", escape(warning)));
         }
         page.push("</ul>\n");
     }
-    let judged = &c.judged;
     let preamble: Vec<String> = judged.preamble().lines().skip(2).map(escape).collect();
     page.push(&format!("<p>{}</p>\n<table>\n<tr>", preamble.join(" ")));
     for h in judged.header() {
@@ -218,32 +231,35 @@ fn page(site: &Site, c: &Comparison, why: &str) -> String {
     page.end()
 }
 
-/// Navigates to the comparison of the two runs chosen, where there is one;
-/// `compare.html?b=RUN&c=RUN` chooses them, a link that can be shared.
+/// Navigates to the comparison of the two runs chosen, where the site has
+/// it; else says the command that compares them. `compare.html?b=RUN&c=RUN`
+/// chooses them, a link that can be shared.
 const CHOOSE: &str = "addEventListener('DOMContentLoaded',()=>{\
 for(const f of document.querySelectorAll('form.choose')){\
 f.addEventListener('submit',e=>{e.preventDefault();\
 const [b,c]=[f.elements.b,f.elements.c].map(s=>s.selectedIndex).sort((x,y)=>x-y);\
-const name=f.elements.b.options[b].value+'--'+f.elements.b.options[c].value;\
+const o=f.elements.b.options;const name=o[b].value+'--'+o[c].value;\
 if(JSON.parse(f.dataset.pairs).includes(name)){location.href='comparisons/'+name+'.html';}\
 else{f.querySelector('output').textContent=b==c?'choose two runs':\
-'not built: these two runs have no cell that can be compared, or lie more than '+f.dataset.span+\
-' runs apart (compare check compares any two results files)';}});\
+'not built: the site compares each run with the latest earlier run of its machine that \
+shares a cell with it. These two: compare check '+o[b].dataset.source+' '+o[c].dataset.source+\
+' --history '+f.dataset.history;}});\
 const asked=new URLSearchParams(location.search);\
 const runs=[...f.elements.b.options].map(o=>o.value);\
 if(runs.includes(asked.get('b'))&&runs.includes(asked.get('c'))){\
 f.elements.b.value=asked.get('b');f.elements.c.value=asked.get('c');f.requestSubmit();}}});";
 
-/// The page that chooses two runs of a machine; every comparison listed
-/// too, for a reader without scripts.
-pub fn chooser(site: &Site) -> String {
+/// The page that chooses two runs of a machine (its comparisons listed
+/// too, for a reader without scripts); `history` as the site's reader
+/// gives it to `compare check`.
+pub fn chooser(site: &Site, history: &str) -> String {
     let mut page = Page::with_script("Compare two runs", "", site.book, CHOOSE);
-    page.push(&format!(
-        "<p>Choose two runs of one machine, at most {} of its runs apart: the older is the \
-             baseline. Their page is <code>compare check</code>'s table, each cell's threshold \
-             learned from its past runs where the history holds enough of them.</p>\n",
-        defaults::SITE_COMPARISON_SPAN
-    ));
+    page.push(
+        "<p>Choose two runs of one machine: the older is the baseline. Where one is the \
+         other's latest earlier run with a cell in common, their page is <code>compare \
+         check</code>'s table, each cell's threshold learned from its past runs where the \
+         history holds enough of them; for any other two, the command that makes it.</p>\n",
+    );
     for (machine, runs) in site.machines() {
         let pairs: Vec<&Comparison> = site
             .comparisons
@@ -251,23 +267,24 @@ pub fn chooser(site: &Site) -> String {
             .filter(|c| c.releases.is_none() && site.runs[c.candidate].machine == machine)
             .collect();
         page.push(&format!("<h2>Machine {}</h2>\n", escape(machine)));
-        if pairs.is_empty() {
-            page.push("<p>No two runs of it have a cell that can be compared.</p>\n");
+        if runs.len() < 2 {
+            page.push("<p>It has one run.</p>\n");
             continue;
         }
         let names: Vec<String> = pairs.iter().map(|c| format!("\"{}\"", c.name)).collect();
         page.push(&format!(
-            "<form class=\"choose\" data-span=\"{}\" data-pairs='[{}]'>",
-            defaults::SITE_COMPARISON_SPAN,
+            "<form class=\"choose\" data-history=\"{}\" data-pairs='[{}]'>",
+            escape(&shlex::try_quote(history).unwrap_or_default()),
             names.join(",")
         ));
-        for (field, picked) in [("b", runs.len().saturating_sub(2)), ("c", runs.len() - 1)] {
+        for (field, picked) in [("b", runs.len() - 2), ("c", runs.len() - 1)] {
             page.push(&format!("<select name=\"{field}\">"));
             for (i, run) in runs.iter().enumerate() {
                 let selected = if i == picked { " selected" } else { "" };
                 page.push(&format!(
-                    "<option value=\"{}\"{selected}>{}</option>",
+                    "<option value=\"{}\" data-source=\"{}\"{selected}>{}</option>",
                     run.slug,
+                    escape(&shlex::try_quote(&run.source).unwrap_or_default()),
                     escape(&run.title())
                 ));
             }
@@ -297,38 +314,36 @@ mod tests {
     use super::*;
 
     #[test]
-    fn runs_are_compared_on_their_machine_within_the_span_only() {
-        let dir = tempfile::tempdir().unwrap();
-        let history = History::open(&dir.path().join("h.sqlite")).unwrap();
-        // Its cells' two repetitions, three times: runs enough for an interval.
-        let mut fixture = crate::report::tests::fixture();
-        for cell in &mut fixture.cells {
-            cell.runs = [cell.runs.clone(), cell.runs.clone(), cell.runs.clone()].concat();
-        }
-        let run = |i: usize, machine: &str| {
-            let mut results = fixture.clone();
-            results.config.started = format!("2026-01-0{}T00:00:00+00:00", i + 1);
-            Run {
-                id: i as i64,
-                slug: format!("r{i}"),
-                machine: machine.into(),
-                source: String::new(),
-                results,
-            }
+    fn a_run_is_compared_with_its_machine_s_latest_earlier_run_sharing_a_cell() {
+        let entry = |i: i64, machine: &str| crate::history::Entry {
+            id: i,
+            machine: machine.into(),
+            started: format!("2026-01-0{i}T00:00:00+00:00"),
+            command: String::new(),
+            cells: 0,
+            source: String::new(),
+            digest: String::new(),
         };
-        // Five runs of one machine and one of another between them.
-        let mut runs: Vec<Run> = (0..5).map(|i| run(i, "a")).collect();
-        runs.insert(2, run(9, "b"));
-        let names: Vec<String> = all(&runs, &history, 2)
-            .unwrap()
-            .into_iter()
-            .map(|c| c.name)
-            .collect();
-        assert_eq!(
-            names,
-            [
-                "r0--r1", "r0--r2", "r1--r2", "r1--r3", "r2--r3", "r2--r4", "r3--r4"
-            ]
-        );
+        let fixture = crate::report::tests::fixture();
+        let run = |i: i64, machine: &str, measured: bool| {
+            let mut run = Run::of(&entry(i, machine), format!("r{i}"), &fixture);
+            if !measured {
+                run.measured.clear();
+            }
+            run
+        };
+        // Machine a's runs 0, 1, 3 and 5 (3 has no figure), b's 2 and 4.
+        let runs = [
+            run(0, "a", true),
+            run(1, "a", true),
+            run(2, "b", true),
+            run(3, "a", false),
+            run(4, "b", true),
+            run(5, "a", true),
+        ];
+        let baselines: Vec<Option<usize>> =
+            (0..runs.len()).map(|c| baseline_of(&runs, c)).collect();
+        assert!(!runs[0].measured.is_empty());
+        assert_eq!(baselines, [None, Some(0), None, None, Some(2), Some(1)]);
     }
 }

@@ -70,14 +70,9 @@ fn variants(site: &Site, name: &str, page: &mut Page) {
     // Each variant's resolved versions and runs (by index, oldest first).
     let mut found: BTreeMap<&str, (BTreeSet<&str>, BTreeSet<usize>)> = BTreeMap::new();
     for (i, run) in site.runs.iter().enumerate() {
-        for cell in run
-            .results
-            .cells
-            .iter()
-            .filter(|c| base_name(&c.implementation) == name)
-        {
-            let entry = found.entry(&cell.implementation).or_default();
-            entry.0.insert(&cell.version);
+        for (variant, versions) in run.versions.iter().filter(|(v, _)| base_name(v) == name) {
+            let entry = found.entry(variant).or_default();
+            entry.0.extend(versions.iter().map(String::as_str));
             entry.1.insert(i);
         }
     }

@@ -7,7 +7,7 @@ use super::implementation::{anchor, step_line};
 use super::model::{Site, describe, implementation_page};
 use super::page::Page;
 use crate::history::{Series, Step, judged};
-use crate::report::html::{escape, section};
+use crate::report::html::escape;
 
 pub fn page(site: &Site) -> Result<String> {
     let mut page = Page::new("pingpong: the history of runs", "", site.book);
@@ -21,39 +21,38 @@ pub fn page(site: &Site) -> Result<String> {
         implementations.len()
     ));
     moved(site, &mut page);
+    // Each run's comparison with the run before it, by the run.
+    let against: std::collections::HashMap<&str, &super::model::Comparison> = site
+        .comparisons
+        .iter()
+        .filter(|c| c.releases.is_none())
+        .map(|c| (site.runs[c.candidate].slug.as_str(), c))
+        .collect();
     // The machine that ran last first.
     let mut machines: Vec<_> = machines.into_iter().collect();
-    machines.sort_by_key(|(_, runs)| {
-        std::cmp::Reverse(runs.last().map(|r| r.results.config.started.clone()))
-    });
+    machines.sort_by_key(|(_, runs)| std::cmp::Reverse(runs.last().map(|r| r.started.clone())));
     for (machine, runs) in &machines {
         let Some(latest) = runs.last() else { continue };
         page.push(&format!(
             "<h2>Machine {}</h2>\n<p>{}. The latest run: {}.</p>\n",
             escape(machine),
-            escape(&describe(&latest.results.host)),
+            escape(&describe(&latest.host)),
             page.link(&latest.page(), &latest.title())
         ));
-        let mut text = String::new();
-        let headline = crate::report::headline(&latest.results);
-        if !headline.is_empty() {
-            section(&mut text, "Its latest tables", &headline);
+        if !latest.headline.is_empty() {
+            page.push(&format!("<h2>Its latest tables</h2>\n{}", latest.headline));
         }
-        page.push(&text);
         page.push(
             "<h3>Its runs, newest first</h3>\n<table>\n<tr><th>run</th><th>command</th>\
              <th>cells</th><th>against the run before</th></tr>\n",
         );
-        for (i, run) in runs.iter().enumerate().rev() {
-            let before = i.checked_sub(1).and_then(|b| {
-                let name = format!("{}--{}", runs[b].slug, run.slug);
-                site.comparisons.iter().find(|c| c.name == name)
-            });
+        for run in runs.iter().rev() {
+            let before = against.get(run.slug.as_str());
             page.push(&format!(
                 "<tr><td>{}</td><td class=\"text\"><code>{}</code></td><td>{}</td><td>{}</td></tr>\n",
-                page.link(&run.page(), &super::page::when(&run.results.config.started)),
-                escape(&run.results.config.command),
-                run.results.cells.len(),
+                page.link(&run.page(), &super::page::when(&run.started)),
+                escape(&run.command),
+                run.cells,
                 before
                     .map(|c| page.link(&c.page(), &c.tally()))
                     .unwrap_or_else(|| "-".into())

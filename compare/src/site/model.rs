@@ -1,47 +1,112 @@
-//! What the pages are made of: the history's runs, its series, and the
-//! comparisons judged, with the names of their pages.
+//! What the pages are made of: each run of the history in brief (what its
+//! pages and the others' say of it, kept from one build to the next), its
+//! series, and the comparisons judged, with the names of their pages.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::page::{slug, when};
-use crate::check::verdicts;
-use crate::history::Series;
-use crate::implementation::base_name;
-use crate::results::{Host, Results, Status};
-use crate::stats::Verdict;
+use serde::{Deserialize, Serialize};
 
-/// A run of the history, with its page's name.
+use super::page::when;
+use crate::history::{Entry, Series};
+use crate::implementation::base_name;
+use crate::report::html::tables;
+use crate::results::{Host, Results, Status};
+
+/// A run of the history, in brief: its results are read once, for its own
+/// pages and its comparisons, and let go.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Run {
     /// Its id in the history.
     pub id: i64,
     pub slug: String,
     pub machine: String,
     pub source: String,
-    pub results: Results,
+    /// Its results' digest: what its pages were made from.
+    pub digest: String,
+    pub started: String,
+    pub command: String,
+    pub host: Host,
+    /// "0.1.0 at commit abc123".
+    pub suite: String,
+    pub cells: usize,
+    /// Its cells with a figure.
+    pub ok: usize,
+    /// The implementations as the run names them.
+    pub implementations: Vec<String>,
+    /// The versions each implementation resolved to.
+    pub versions: BTreeMap<String, BTreeSet<String>>,
+    /// The labels of its cells that have a figure.
+    pub measured: BTreeSet<String>,
+    /// Its closed-loop throughput tables, in HTML; empty where it has none.
+    pub headline: String,
+    /// Its consecutive releases (a release range or releases named one
+    /// by one), each pair compared inside the run.
+    pub releases: Vec<(String, String)>,
 }
 
 impl Run {
+    /// The run of `entry`, named `slug`, in brief.
+    pub fn of(entry: &Entry, slug: String, results: &Results) -> Self {
+        let mut versions: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for cell in &results.cells {
+            versions
+                .entry(cell.implementation.clone())
+                .or_default()
+                .insert(cell.version.clone());
+        }
+        let mut headline = String::new();
+        tables(&mut headline, &crate::report::headline(results));
+        let releases = results
+            .release_series()
+            .iter()
+            .flat_map(|range| {
+                range
+                    .names()
+                    .windows(2)
+                    .map(|pair| (pair[0].clone(), pair[1].clone()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        Self {
+            id: entry.id,
+            slug,
+            machine: entry.machine.clone(),
+            source: entry.source.clone(),
+            digest: entry.digest.clone(),
+            started: results.config.started.clone(),
+            command: results.config.command.clone(),
+            host: results.host.clone(),
+            suite: format!(
+                "{} at commit {}",
+                results.suite.version,
+                results.suite.commit.as_deref().unwrap_or("unknown")
+            ),
+            cells: results.cells.len(),
+            ok: results
+                .cells
+                .iter()
+                .filter(|c| c.status == Status::Ok)
+                .count(),
+            implementations: results.config.implementations.clone(),
+            versions,
+            measured: results
+                .cells
+                .iter()
+                .filter(|c| c.status == Status::Ok)
+                .map(|c| c.label())
+                .collect(),
+            headline,
+            releases,
+        }
+    }
+
     /// Its page, from the site's top.
     pub fn page(&self) -> String {
         format!("runs/{}/index.html", self.slug)
     }
 
     pub fn title(&self) -> String {
-        format!(
-            "{} on machine {}",
-            when(&self.results.config.started),
-            self.machine
-        )
-    }
-
-    /// The labels of its cells that have a figure.
-    pub fn measured(&self) -> BTreeSet<String> {
-        self.results
-            .cells
-            .iter()
-            .filter(|c| c.status == Status::Ok)
-            .map(|c| c.label())
-            .collect()
+        format!("{} on machine {}", when(&self.started), self.machine)
     }
 }
 
@@ -70,7 +135,7 @@ impl Site {
     pub fn implementations(&self) -> BTreeMap<String, Vec<&Series>> {
         let mut all: BTreeMap<String, Vec<&Series>> = BTreeMap::new();
         for run in &self.runs {
-            for name in &run.results.config.implementations {
+            for name in &run.implementations {
                 all.entry(base_name(name).to_string()).or_default();
             }
         }
@@ -101,10 +166,14 @@ pub fn describe(host: &Host) -> String {
 
 /// An implementation's page, from the site's top.
 pub fn implementation_page(name: &str) -> String {
-    format!("implementations/{}.html", slug(base_name(name)))
+    format!(
+        "implementations/{}.html",
+        super::page::slug(base_name(name))
+    )
 }
 
-/// Two sides judged.
+/// Two sides judged, as the pages that link to it say it.
+#[derive(Debug, Clone)]
 pub struct Comparison {
     /// Its page's name, without the folder.
     pub name: String,
@@ -114,9 +183,7 @@ pub struct Comparison {
     pub candidate: usize,
     /// Inside one run: the releases before and after.
     pub releases: Option<(String, String)>,
-    /// How the runs' machines and settings differ.
-    pub warnings: Vec<String>,
-    pub judged: verdicts::Comparison,
+    pub tally: Tally,
 }
 
 impl Comparison {
@@ -125,20 +192,33 @@ impl Comparison {
         format!("comparisons/{}.html", self.name)
     }
 
-    /// "3 regressed, 1 improved of 40".
+    /// "3 regressed, 1 improved of 40 figure(s)".
     pub fn tally(&self) -> String {
-        let count = |v: Verdict| {
-            self.judged
-                .findings
-                .iter()
-                .filter(|f| f.verdict == v)
-                .count()
-        };
-        format!(
-            "{} regressed, {} improved of {} figure(s)",
-            count(Verdict::Regressed),
-            count(Verdict::Improved),
-            self.judged.findings.len()
-        )
+        let Tally {
+            regressed,
+            improved,
+            figures,
+        } = self.tally;
+        format!("{regressed} regressed, {improved} improved of {figures} figure(s)")
+    }
+}
+
+/// A comparison's verdicts, counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tally {
+    pub regressed: usize,
+    pub improved: usize,
+    pub figures: usize,
+}
+
+impl Tally {
+    pub fn of(judged: &crate::check::verdicts::Comparison) -> Self {
+        use crate::stats::Verdict;
+        let count = |v: Verdict| judged.findings.iter().filter(|f| f.verdict == v).count();
+        Self {
+            regressed: count(Verdict::Regressed),
+            improved: count(Verdict::Improved),
+            figures: judged.findings.len(),
+        }
     }
 }

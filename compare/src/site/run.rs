@@ -1,67 +1,41 @@
 //! A run's page: what ran, where and how, its throughput tables, its
 //! report, and its comparisons with the machine's other runs.
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use anyhow::Result;
 
 use super::model::{Comparison, Site, describe, implementation_page};
 use super::page::Page;
-use crate::report::html::{escape, section};
-use crate::results::Status;
+use crate::report::html::escape;
 
 /// The page of the `index`th run.
 pub fn page(site: &Site, index: usize) -> Result<String> {
     let run = &site.runs[index];
-    let results = &run.results;
     let mut page = Page::new(&format!("The run of {}", run.title()), "../../", site.book);
-    let ok = results
-        .cells
-        .iter()
-        .filter(|c| c.status == Status::Ok)
-        .count();
     let mut lines = vec![
-        (
-            "command",
-            format!("<code>{}</code>", escape(&results.config.command)),
-        ),
+        ("command", format!("<code>{}</code>", escape(&run.command))),
         ("imported from", escape(&run.source)),
-        (
-            "the suite",
-            escape(&format!(
-                "{} at commit {}",
-                results.suite.version,
-                results.suite.commit.as_deref().unwrap_or("unknown")
-            )),
-        ),
+        ("the suite", escape(&run.suite)),
         (
             "the machine",
             escape(&format!(
                 "{}, fingerprint {}",
-                describe(&results.host),
+                describe(&run.host),
                 run.machine
             )),
         ),
         (
             "cells",
-            format!("{ok} with a figure, {} without", results.cells.len() - ok),
+            format!("{} with a figure, {} without", run.ok, run.cells - run.ok),
         ),
     ];
-    let mut versions: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for cell in &results.cells {
-        versions
-            .entry(&cell.implementation)
-            .or_default()
-            .insert(&cell.version);
-    }
-    let implementations: Vec<String> = results
-        .config
+    let implementations: Vec<String> = run
         .implementations
         .iter()
         .map(|name| {
-            let resolved: Vec<&str> = versions
-                .get(name.as_str())
-                .map(|v| v.iter().copied().collect())
+            let resolved: Vec<&str> = run
+                .versions
+                .get(name)
+                .map(|v| v.iter().map(String::as_str).collect())
                 .unwrap_or_default();
             format!(
                 "{} {}",
@@ -78,13 +52,10 @@ pub fn page(site: &Site, index: usize) -> Result<String> {
     page.push(
         "</ul>\n<p><a href=\"report.html\">The run's report</a>: every table and chart of it.</p>\n",
     );
-    let mut text = String::new();
-    let headline = crate::report::headline(results);
-    match headline.is_empty() {
-        true => text.push_str("<p>No closed-loop throughput: see the report.</p>\n"),
-        false => section(&mut text, "Throughput", &headline),
+    match run.headline.is_empty() {
+        true => page.push("<p>No closed-loop throughput: see the report.</p>\n"),
+        false => page.push(&format!("<h2>Throughput</h2>\n{}", run.headline)),
     }
-    page.push(&text);
     let with = |pick: &dyn Fn(&Comparison) -> bool| -> Vec<String> {
         site.comparisons
             .iter()
@@ -108,7 +79,7 @@ pub fn page(site: &Site, index: usize) -> Result<String> {
     };
     let lists = [
         (
-            "Against earlier runs of this machine",
+            "Against the run before it on this machine",
             with(&|c| c.releases.is_none() && c.candidate == index),
         ),
         (

@@ -53,9 +53,22 @@ pub fn site_of_two(history: &str, site: &Path) {
     assert_ok(&output, &args);
     let said = String::from_utf8_lossy(&output.stdout);
     assert!(
-        said.contains("2 run(s) read") && said.contains("every link checked"),
+        said.contains("2 run(s) in") && said.contains("every link checked"),
         "{said}"
     );
+}
+
+/// Builds the site of `history` into `site` again; what it said.
+fn site_again(history: &Path, site: &Path) -> String {
+    let args = ["site", "--history", history.to_str().unwrap()];
+    let args = [
+        &args[..],
+        &["--out", site.to_str().unwrap(), "--book", "none"],
+    ]
+    .concat();
+    let output = compare(&args);
+    assert_ok(&output, &args);
+    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 #[test]
@@ -142,10 +155,45 @@ fn finished_runs_are_kept_beside_their_folders_and_check_says_which_rule_decided
     let mio = read("implementations/mio.html");
     assert!(mio.contains("<svg") && mio.contains("2 runs"), "{mio}");
 
+    // Built again: what did not change is kept as it was, and the pages of
+    // what the history no longer has go (what else the folder holds stays).
+    let report = site.join(format!("runs/{}/report.html", slugs[0]));
+    let written = || std::fs::metadata(&report).unwrap().modified().unwrap();
+    let before = written();
+    std::fs::create_dir_all(site.join("runs/gone")).unwrap();
+    std::fs::write(site.join("comparisons/gone.html"), "").unwrap();
+    std::fs::write(site.join("mine.txt"), "").unwrap();
+    let said = site_again(&path, &site);
+    assert!(
+        said.contains("2 of 2 run(s): 0 report(s) made, 0 comparison(s) judged, 3 kept")
+            && said.contains("2 page(s) of runs no longer there removed"),
+        "{said}"
+    );
+    assert_eq!(written(), before);
+    assert!(!site.join("runs/gone").exists() && !site.join("comparisons/gone.html").exists());
+    assert!(site.join("mine.txt").exists());
+    // A night later: its report, and it against the run before it.
+    run_mio(&dir.join("later"), "6", &[]);
+    let said = site_again(&path, &site);
+    assert!(
+        said.contains("3 of 3 run(s): 1 report(s) made, 1 comparison(s) judged, 3 kept"),
+        "{said}"
+    );
+    assert_eq!(written(), before);
+    let index = read("index.html");
+    assert_eq!(index.matches("href=\"comparisons/").count(), 2, "{index}");
+    // Without its manifest (a build cut short leaves none), all again.
+    std::fs::remove_file(site.join("site-manifest.json")).unwrap();
+    let said = site_again(&path, &site);
+    assert!(
+        said.contains("3 of 3 run(s): 3 report(s) made, 2 comparison(s) judged, 0 kept"),
+        "{said}"
+    );
+
     // Kept nowhere with --history none; a folder that holds no results is
     // refused by name.
     run_mio(&dir.join("c"), "1", &["--history", "none"]);
-    list("2 run(s)");
+    list("3 run(s)");
     let empty = dir.join("empty");
     std::fs::create_dir_all(&empty).unwrap();
     let args = [
