@@ -32,7 +32,11 @@ fn main() -> Result<()> {
     let usage = "usage: nightly_history TEMPLATE HISTORY RUNS [LAST] [--after N]";
     let after: usize = match args.iter().position(|a| a == "--after") {
         Some(at) => {
-            let n = args.get(at + 1).context(usage)?.parse().context("--after N")?;
+            let n = args
+                .get(at + 1)
+                .context(usage)?
+                .parse()
+                .context("--after N")?;
             args.drain(at..at + 2);
             n
         }

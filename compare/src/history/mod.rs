@@ -421,17 +421,15 @@ impl History {
             ("cell", "position"),
         ]);
         query.columns(IDENTITY.map(|column| ("cell", column)));
-        let rows = self.query(
-            query
-                .from("cell")
-                .inner_join("run", Expr::col(("run", "id")).equals(("cell", "run")))
-                .inner_join(
-                    "machine",
-                    Expr::col(("machine", "id")).equals(("run", "machine")),
-                )
-                .and_where(Expr::col(("cell", "status")).eq("ok"))
-                .and_where(Expr::col(("cell", "mib_per_s")).is_not_null()),
-        )?;
+        query
+            .from("cell")
+            .inner_join("run", Expr::col(("run", "id")).equals(("cell", "run")))
+            .inner_join(
+                "machine",
+                Expr::col(("machine", "id")).equals(("run", "machine")),
+            )
+            .and_where(Expr::col(("cell", "status")).eq("ok"))
+            .and_where(Expr::col(("cell", "mib_per_s")).is_not_null());
         /// What a point needs of a cell's record: read without the rest of
         /// it, which is most of reading 110,000 cells of 1,000 runs.
         #[derive(serde::Deserialize)]
@@ -452,12 +450,12 @@ impl History {
             latest: (Place, String),
         }
         let mut all: BTreeMap<String, Gathered> = BTreeMap::new();
-        for row in rows {
+        let gather = |row: Row| -> Result<()> {
             let machine = row[0].text()?;
             let record = row[4].text()?;
             let figure: Figure = self.decoded(record.as_bytes(), || "a cell of a series".into())?;
             let Some(mib_per_s) = figure.mib_per_s else {
-                continue;
+                return Ok(());
             };
             let point = Point {
                 run: row[1].int()?,
@@ -478,7 +476,12 @@ impl History {
                 series.latest = (place.clone(), record);
             }
             series.points.push((place, point));
-        }
+            Ok(())
+        };
+        self.db
+            .borrow_mut()
+            .each(&query, gather)
+            .with_context(|| format!("reading the history {}", self.location))?;
         all.into_values()
             .map(|mut gathered| {
                 gathered.points.sort_by(|a, b| a.0.cmp(&b.0));

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use sea_query::{PostgresQueryBuilder, QueryStatementWriter, SqliteQueryBuilder};
@@ -241,13 +242,29 @@ impl Store {
 
     /// Runs a query; its rows.
     pub fn query(&mut self, statement: &impl QueryStatementWriter) -> Result<Vec<Row>> {
+        let mut rows = Vec::new();
+        self.each(statement, |row| {
+            rows.push(row);
+            Ok(())
+        })?;
+        Ok(rows)
+    }
+
+    /// Runs a query, each row to `take` as it comes: a query of every
+    /// cell of 1,000 runs held all their records at once (600 MB).
+    pub fn each(
+        &mut self,
+        statement: &impl QueryStatementWriter,
+        mut take: impl FnMut(Row) -> Result<()>,
+    ) -> Result<()> {
         let (sql, params) = self.build(statement)?;
         match self {
             Self::Sqlite(db) => {
                 let mut statement = db.prepare_cached(&sql)?;
                 let width = statement.column_count();
-                let rows = statement.query_map(rusqlite::params_from_iter(&params), |row| {
-                    (0..width)
+                let mut rows = statement.query(rusqlite::params_from_iter(&params))?;
+                while let Some(row) = rows.next()? {
+                    let values = (0..width)
                         .map(|i| {
                             Ok(match row.get_ref(i)? {
                                 ValueRef::Null => Value::Null,
@@ -259,16 +276,23 @@ impl Store {
                                 ValueRef::Blob(b) => Value::Blob(b.to_vec()),
                             })
                         })
-                        .collect()
-                })?;
-                Ok(rows.collect::<rusqlite::Result<_>>()?)
+                        .collect::<rusqlite::Result<_>>()?;
+                    take(values)?;
+                }
             }
-            Self::Postgres(client) => client
-                .query(&sql, &pg(&params))?
-                .iter()
-                .map(|row| (0..row.len()).map(|i| pg_value(row, i)).collect())
-                .collect(),
+            Self::Postgres(client) => {
+                let params = params.iter().map(|p| p as &dyn ToSql);
+                let mut rows = client.query_raw(&sql, params)?;
+                while let Some(row) = rows.next()? {
+                    take(
+                        (0..row.len())
+                            .map(|i| pg_value(&row, i))
+                            .collect::<Result<_>>()?,
+                    )?;
+                }
+            }
         }
+        Ok(())
     }
 
     /// The one value of a query of one row and column; none without a row.
