@@ -806,6 +806,9 @@ fn our_client(
         )
         .into());
     }
+    if let Some(why) = result.impossible() {
+        return Err(anyhow!("client's result cannot be a measurement: {why}").into());
+    }
     if let Some(wrong) = tls_mismatch(job, result.tls.as_deref()) {
         return Err(anyhow!("client {wrong}").into());
     }
@@ -837,6 +840,9 @@ fn hosted_clients(
     let config = client_config(job, server.addr);
     let args = client_args(job, &config, server)?;
     let (result, parts) = client_hosts::run(hosts, bin, &args, &knobs(job.client), &config)?;
+    if let Some(why) = result.impossible() {
+        return Err(anyhow!("client's result cannot be a measurement: {why}").into());
+    }
     if let Some(wrong) = tls_mismatch(job, result.tls.as_deref()) {
         return Err(anyhow!("client {wrong}").into());
     }

@@ -139,6 +139,41 @@ pub struct Datagrams {
 }
 
 impl ClientResult {
+    /// Why the result cannot be a measurement, if it cannot: a window of
+    /// no time (or of none at all) makes throughput infinite, and counts
+    /// of more connections than ran make no sense of any figure.
+    pub fn impossible(&self) -> Option<String> {
+        let time = |t: f64| t.is_finite() && t >= 0.0;
+        if !(self.seconds.is_finite() && self.seconds > 0.0) {
+            return Some(format!("a window of {} s", self.seconds));
+        }
+        if !(self.mib_per_s().is_finite() && self.messages_per_s().is_finite()) {
+            return Some(format!(
+                "{} bytes in {} s, no finite throughput",
+                self.bytes, self.seconds
+            ));
+        }
+        if !time(self.connect_seconds) {
+            return Some(format!("{} s to connect", self.connect_seconds));
+        }
+        for (what, n) in [
+            ("verified", self.verified_connections),
+            ("starved", self.starved_connections),
+        ] {
+            if n > self.connections {
+                return Some(format!("{n} {what} connections of {}", self.connections));
+            }
+        }
+        // Jain's index is at most 1, give or take its sums' rounding.
+        if let Some(f) = self.fairness.filter(|f| !(0.0..=1.0 + 1e-9).contains(f)) {
+            return Some(format!("a fairness of {f}, outside 0 to 1"));
+        }
+        if let Some(t) = self.slice_seconds.iter().find(|t| !time(**t)) {
+            return Some(format!("a slice of the window of {t} s"));
+        }
+        None
+    }
+
     pub fn mib_per_s(&self) -> f64 {
         self.bytes as f64 / self.seconds / (1 << 20) as f64
     }
@@ -234,4 +269,88 @@ pub struct Failure {
     /// of why (the message has the whole reason and what to change).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unavailable: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn result() -> impl Strategy<Value = ClientResult> {
+        let counts = (
+            0usize..5,
+            0usize..5,
+            0usize..5,
+            1usize..65_536,
+            any::<u64>(),
+        );
+        let times = (
+            prop_oneof![Just(0.0), -1e3f64..1e3, Just(f64::MAX)],
+            -1e3f64..1e3,
+            proptest::option::of(-1f64..2.0),
+            proptest::collection::vec(-1f64..1e3, 0..4),
+        );
+        (counts, times).prop_map(
+            |(
+                (connections, verified, starved, block, bytes),
+                (seconds, connect, fairness, slices),
+            )| ClientResult {
+                threads: 1,
+                connections,
+                block,
+                bytes,
+                seconds,
+                connect_seconds: connect,
+                verified_connections: verified,
+                fairness,
+                starved_connections: starved,
+                rtt_histogram: None,
+                connect_histogram: None,
+                first_rtt_histogram: None,
+                opened_connections: None,
+                open_loop: None,
+                tls: None,
+                datagrams: None,
+                cpus: Vec::new(),
+                series: Vec::new(),
+                slice_seconds: slices,
+                window_edges: None,
+            },
+        )
+    }
+
+    proptest! {
+        #[test]
+        fn any_line_is_read_or_ignored_without_a_panic(text in ".{0,300}") {
+            let _ = Line::parse(&text);
+        }
+
+        #[test]
+        fn a_result_line_cut_or_changed_anywhere_is_read_or_ignored(
+            result in result(),
+            cut in 0usize..2000,
+            at in 0usize..2000,
+            byte in any::<u8>(),
+        ) {
+            let line = serde_json::to_string(&Line::Result(Box::new(result.clone()))).unwrap();
+            prop_assert_eq!(Line::parse(&line), Some(Line::Result(Box::new(result))));
+            let _ = Line::parse(&line[..cut.min(line.len())]);
+            let mut changed = line.into_bytes();
+            let at = at % changed.len();
+            changed[at] = byte;
+            let _ = Line::parse(&String::from_utf8_lossy(&changed));
+        }
+
+        #[test]
+        fn a_result_that_can_be_a_measurement_has_finite_figures(result in result()) {
+            match result.impossible() {
+                None => {
+                    prop_assert!(result.mib_per_s().is_finite());
+                    prop_assert!(result.messages_per_s().is_finite());
+                    prop_assert!(result.verified_connections <= result.connections);
+                }
+                Some(why) => prop_assert!(!why.is_empty()),
+            }
+        }
+    }
 }
