@@ -2,7 +2,7 @@
 # The site of the committed reports, as CI builds it: every report under
 # reports/ imported into a history made anew, then `compare site` with the
 # book copied in (built here where it is not). The history is not
-# committed (38 MB, over the 5 MB a committed file may weigh): the
+# committed (54 MB, over the 5 MB a committed file may weigh): the
 # reports are its source, and it is made again from them in 2 s.
 #
 #   scripts/site.sh [OUT]        (default: results/site)
