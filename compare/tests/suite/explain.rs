@@ -26,12 +26,13 @@ fn run(out: &Path, others: &str) {
     assert_ok(&compare_with(&args, &[("PINGPONG_FAULT", COSTLY)]), &args);
 }
 
-/// The explanation of `pair` (baseline, candidate), with `more`
-/// arguments, and `fault` on the release's binary, in explain's own folder
-/// (`to` none) or `to`.
+/// The explanation of `pair` (baseline, candidate) from `repeat` runs of
+/// each, with `more` arguments, and `fault` on the release's binary, in
+/// explain's own folder (`to` none) or `to`.
 fn explain(
     out: &Path,
     [baseline, candidate]: [&str; 2],
+    repeat: &str,
     more: &[&str],
     fault: Option<&str>,
     to: Option<&Path>,
@@ -42,7 +43,14 @@ fn explain(
         .join(format!("{}-vs-{}", slug(baseline), slug(candidate)));
     let to = to.unwrap_or(&default);
     let mut args = vec!["explain", out.to_str().unwrap(), "--baseline", baseline];
-    args.extend(["--candidate", candidate, "--repeat", "2", "--blocks", "10"]);
+    args.extend([
+        "--candidate",
+        candidate,
+        "--repeat",
+        repeat,
+        "--blocks",
+        "10",
+    ]);
     args.extend(more);
     if to != default {
         args.extend(["--out", to.to_str().unwrap()]);
@@ -95,7 +103,7 @@ fn an_injected_cost_is_named_first_on_its_side_and_an_a_a_pair_names_nothing() {
         let to = out.join(format!("explained-{fault}"));
         let to = (fault != "costly=3000").then_some(to.as_path());
         let pair = ["mio", "mio@1.2.4"];
-        let explained = explain(&out, pair, &["--side", side], Some(fault), to);
+        let explained = explain(&out, pair, "2", &["--side", side], Some(fault), to);
         let told = explained.told();
         let Some((named_side, first)) = told.first() else {
             panic!("{fault}: nothing named; {explained:?}");
@@ -122,8 +130,13 @@ fn an_injected_cost_is_named_first_on_its_side_and_an_a_a_pair_names_nothing() {
             && line.contains("README.md): pingpong::fault::injected_work (server, +"),
         "{line}"
     );
-    // The same build against itself, both sides: every move is variation.
-    let same = explain(&out, ["mio", "mio"], &[], None, Some(&out.join("a-a")));
+    // The same build against itself, both sides: every move is variation,
+    // told so from as many runs as explain makes unless asked: with two
+    // runs a side, a function whose figure varies at random (a client's
+    // futex calls, with the timing) is told in 7 pairs of 100, with three
+    // in 6 of 1,000 (drawn from normal noise).
+    let a_a = Some(out.join("a-a"));
+    let same = explain(&out, ["mio", "mio"], "3", &[], None, a_a.as_deref());
     assert_eq!(same.sides.len(), 2);
     assert!(same.told().is_empty(), "{:?}", same.told());
     assert!(
@@ -141,7 +154,7 @@ fn sampled_an_injected_cost_is_named_first_and_an_io_uring_a_a_pair_names_nothin
     let to = out.join("costly");
     let more = ["--side", "server", "--sampled", "--sample-seconds", "0.3"];
     let pair = ["mio", "mio@1.2.4"];
-    let explained = explain(&out, pair, &more, Some("costly=3000"), Some(&to));
+    let explained = explain(&out, pair, "2", &more, Some("costly=3000"), Some(&to));
     let server = &explained.sides[0];
     assert!(server.sampled.is_some(), "{server:?}");
     let told = explained.told();
@@ -159,7 +172,7 @@ fn sampled_an_injected_cost_is_named_first_and_an_io_uring_a_a_pair_names_nothin
     // samples' precision.
     let to = out.join("a-a");
     let more = ["--side", "server", "--sample-seconds", "0.3"];
-    let same = explain(&out, ["monoio", "monoio"], &more, None, Some(&to));
+    let same = explain(&out, ["monoio", "monoio"], "2", &more, None, Some(&to));
     let server = &same.sides[0];
     assert!(
         server.absent.is_none() && server.sampled.is_some(),
