@@ -409,10 +409,11 @@ fn side_program<'j>(job: &Job<'j>, side: Side) -> &'j Program {
 }
 
 /// Runs of each implementation a sampled side takes at least: on the VM,
-/// the kernel's time in one function (where interrupts come back on, and
-/// the clock's samples held while they were off land) moved by 70% between
-/// two runs of the same build, past twice the range of two runs each.
-const SAMPLED_RUNS: usize = 3;
+/// the kernel's time where interrupts come back on (and the clock's
+/// samples held while they were off land) moves between runs of the same
+/// build past twice the range of three runs each in about one pair of a
+/// hundred (monoio against itself); of four, in none of 105.
+const SAMPLED_RUNS: usize = 4;
 
 /// Blocks per connection of a sampled side's shorter count: those of
 /// `seconds` at the faster of the two cells' throughput (so that the count
@@ -457,7 +458,7 @@ pub struct Sampling {
     pub period_ns: u64,
     /// Blocks per connection of the shorter count.
     pub blocks: u64,
-    /// CPU clock samples between the two counts of a run, the median of
+    /// CPU clock samples of both counts of a run, the median of
     /// every run's.
     pub samples: u64,
     /// Nanoseconds of CPU per block in all, medians: baseline, candidate.
@@ -504,7 +505,7 @@ fn profiled(
                     files.iter().for_each(|f| drop(std::fs::remove_file(f)));
                     let (short, long) = (short?, long?);
                     let ns = |s: &perf::Sampled| s.values().sum::<u64>();
-                    samples.push(ns(&long).saturating_sub(ns(&short)) / perf::PERIOD_NS);
+                    samples.push((ns(&long) + ns(&short)) / perf::PERIOD_NS);
                     stacks::per_block_sampled(&short, &long, extra)
                 }
             };
@@ -692,7 +693,7 @@ fn method_said(side: &Explanation) -> String {
             format!(
                 "Sampled by perf ({}) on the kernel's CPU clock, every {} µs of CPU, the \
                  kernel's time included: {} runs of each, in turns, of {} and {} blocks per \
-                 connection, {} samples a run between the two (median). A figure of k \
+                 connection, {} samples a run in both (median), pooled. A figure of k \
                  samples is known to about ±2√k: a function with 1% of the time, to \
                  ±{precise:.0}% of itself; the table's ± is a move's sampling error (one \
                  standard deviation, one run of each). {b:.0} -> {c:.0} ns of CPU per block \

@@ -1,6 +1,7 @@
 //! What one side of a cell spends per block, by call stack and by
-//! function: the difference between a count of some blocks and of twice as
-//! many, so that what starting and stopping cost cancels out.
+//! function: counted, the difference between a count of some blocks and of
+//! twice as many, so that what starting and stopping cost cancels out;
+//! sampled, both counts pooled.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -55,19 +56,26 @@ pub fn per_block(short: &Stacks, long: &Stacks, blocks: f64) -> PerBlock {
         .collect()
 }
 
-/// The same of two sampled runs: each stack's CPU time, with the variance
-/// of its samples (a count of `k` samples varies by `k`: in ns², `k` times
-/// the period squared, of both counts).
+/// The same of two sampled runs, pooled: each stack's CPU time over both
+/// counts, per block of the `blocks` between them (a third of both
+/// counts' blocks), with the variance of its samples (a count of `k`
+/// samples varies by `k`: in ns², `k` times the period squared). Not
+/// their difference: CPU time moves with the VM's speed by a fifth or more
+/// within minutes, and a difference of two counts, the longer twice the
+/// shorter, moves by more than twice that; starting and stopping cost a
+/// few milliseconds of CPU (12 to 24 samples of a side here, of about
+/// 2,700), alike on both implementations.
 pub fn per_block_sampled(short: &Sampled, long: &Sampled, blocks: f64) -> PerBlock {
+    let pooled = 3.0 * blocks;
     let stacks: BTreeSet<&String> = short.keys().chain(long.keys()).collect();
     stacks
         .into_iter()
         .map(|stack| {
             let ns = |s: &Sampled| s.get(stack).copied().unwrap_or(0) as f64;
-            let (short, long) = (ns(short), ns(long));
+            let all = ns(short) + ns(long);
             let cost = Cost {
-                cpu_ns: (long - short) / blocks,
-                cpu_variance: (long + short) * perf::PERIOD_NS as f64 / (blocks * blocks),
+                cpu_ns: all / pooled,
+                cpu_variance: all * perf::PERIOD_NS as f64 / (pooled * pooled),
                 ..Cost::default()
             };
             (stack.clone(), cost)
@@ -173,15 +181,17 @@ mod tests {
     }
 
     #[test]
-    fn a_sampled_stack_s_time_per_block_carries_its_samples_variance() {
+    fn a_sampled_stack_s_time_per_block_pools_both_counts_with_its_variance() {
         let p = perf::PERIOD_NS;
         let sampled =
             |ns: u64| -> Sampled { [("main;echo".to_string(), ns)].into_iter().collect() };
+        // 100 blocks in the shorter count, 200 in the longer: 40 samples
+        // over 300 blocks.
         let stacks = per_block_sampled(&sampled(10 * p), &sampled(30 * p), 100.0);
         let echo = stacks["main;echo"];
-        assert_eq!(echo.cpu_ns, 20.0 * p as f64 / 100.0);
-        // 40 samples in the two counts: a standard deviation of sqrt(40) samples.
-        let sd = echo.cpu_variance.sqrt() * 100.0 / p as f64;
+        assert_eq!(echo.cpu_ns, 40.0 * p as f64 / 300.0);
+        // A standard deviation of sqrt(40) samples, over the same blocks.
+        let sd = echo.cpu_variance.sqrt() * 300.0 / p as f64;
         assert!((sd - 40f64.sqrt()).abs() < 1e-9, "{sd}");
         assert_eq!(echo.instructions, 0.0);
     }
