@@ -676,11 +676,11 @@ fn method_said(side: &Explanation) -> String {
         (None, Some([[b, c], [bs, cs]])) => format!(
             "Counted under callgrind, {} runs of each, in turns: {b:.0} -> {c:.0} \
              instructions ({:+.1}%) and {bs:.2} -> {cs:.2} system calls per block in all. \
-             Told: a function's own figure moved by more than twice the widest range of \
-             either side's runs, and by {} instructions (or {:.1}% of the baseline's) or \
-             {} system calls at least.\n\n",
+             Told: a function's own figure moved by more than {}, and by {} instructions \
+             (or {:.1}% of the baseline's) or {} system calls at least.\n\n",
             side.runs,
             moved([b, c]),
+            moved::variation_said(side.runs),
             moved::FLOOR_INSTRUCTIONS,
             moved::FLOOR_SHARE * 100.0,
             moved::FLOOR_SYSCALLS,
@@ -698,9 +698,8 @@ fn method_said(side: &Explanation) -> String {
                  ±{precise:.0}% of itself; the table's ± is a move's sampling error (one \
                  standard deviation, one run of each). {b:.0} -> {c:.0} ns of CPU per block \
                  in all ({:+.1}%): CPU time moves with the machine, where instructions \
-                 barely do. Told: a function's own figure moved by more than twice the \
-                 widest range of either side's runs, by {} times its sampling error, and by \
-                 {} ns (or {:.0}% of the baseline's) at least.\n\n",
+                 barely do. Told: a function's own figure moved by more than {}, by {} times \
+                 its sampling error, and by {} ns (or {:.0}% of the baseline's) at least.\n\n",
                 s.perf,
                 s.period_ns / 1000,
                 side.runs,
@@ -708,6 +707,7 @@ fn method_said(side: &Explanation) -> String {
                 2 * s.blocks,
                 s.samples,
                 moved([b, c]),
+                moved::variation_said(side.runs),
                 moved::SAMPLING_ERRORS,
                 moved::FLOOR_CPU_NS,
                 moved::FLOOR_CPU_SHARE * 100.0,
