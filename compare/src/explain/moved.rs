@@ -47,24 +47,23 @@ pub fn variation_said(runs: usize) -> &'static str {
 }
 
 /// The range of `values`, less the one farthest from their median where
-/// there are [`TRIMMED_FROM`] or more.
+/// there are [`TRIMMED_FROM`] or more (sorted, always one end or the
+/// other).
 fn spread(values: &[f64]) -> f64 {
     let mut kept = values.to_vec();
+    kept.sort_by(f64::total_cmp);
     if kept.len() >= TRIMMED_FROM {
-        let middle = median(kept.clone());
-        let farthest = (0..kept.len())
-            .max_by(|&i, &j| {
-                (kept[i] - middle)
-                    .abs()
-                    .total_cmp(&(kept[j] - middle).abs())
-            })
-            .expect("four values or more");
-        kept.swap_remove(farthest);
+        let middle = stats::median(&kept).expect("four values or more");
+        let (lo, hi) = (kept[0], kept[kept.len() - 1]);
+        match middle - lo > hi - middle {
+            true => kept.remove(0),
+            false => kept.pop().expect("four values or more"),
+        };
     }
-    let (lo, hi) = kept
-        .iter()
-        .fold((f64::MAX, f64::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)));
-    hi - lo
+    match (kept.first(), kept.last()) {
+        (Some(lo), Some(hi)) => hi - lo,
+        _ => 0.0,
+    }
 }
 
 /// What a function's move is measured in.
