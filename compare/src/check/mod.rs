@@ -17,7 +17,7 @@ use anyhow::{Result, bail};
 
 use crate::defaults;
 use crate::explain::{self, Explained};
-use crate::history::{self, History};
+use crate::history::{self, History, Timeline};
 use crate::named::Named;
 use crate::repetition::Side;
 use crate::results::{Cell, Results};
@@ -203,6 +203,8 @@ pub fn between_runs<'a>(
 /// runs took over ten minutes).
 pub struct Past<'h> {
     history: &'h History,
+    /// Each machine's timeline, read once.
+    timelines: RefCell<HashMap<String, Rc<Timeline>>>,
     read: RefCell<HashMap<i64, Rc<Medians>>>,
 }
 
@@ -210,6 +212,7 @@ impl<'h> Past<'h> {
     pub fn new(history: &'h History) -> Self {
         Self {
             history,
+            timelines: RefCell::new(HashMap::new()),
             read: RefCell::new(HashMap::new()),
         }
     }
@@ -225,7 +228,18 @@ impl<'h> Past<'h> {
 
     /// The medians of `cell`'s past on `machine` before `before`, oldest first.
     fn medians(&self, machine: &str, cell: &Cell, before: &str) -> Result<Vec<Rc<Medians>>> {
-        let ids = self.history.past(machine, cell, before)?;
+        let read = self.timelines.borrow().get(machine).cloned();
+        let timeline = match read {
+            Some(timeline) => timeline,
+            None => {
+                let timeline = Rc::new(self.history.timeline(machine)?);
+                self.timelines
+                    .borrow_mut()
+                    .insert(machine.into(), timeline.clone());
+                timeline
+            }
+        };
+        let ids = timeline.past(cell, before)?;
         ids.into_iter()
             .map(|id| {
                 if let Some(medians) = self.read.borrow().get(&id) {

@@ -194,11 +194,8 @@ impl Sides<'_> {
     pub fn learn(&mut self, mut past: impl FnMut(&Cell) -> Result<Vec<Rc<Medians>>>) -> Result<()> {
         for (key, cell) in &self.candidate {
             let before = past(cell)?;
-            for metric in Figure::judged().filter(|f| !f.counted()) {
-                let medians: Vec<f64> = before
-                    .iter()
-                    .filter_map(|m| m.get(metric).copied())
-                    .collect();
+            for (at, metric) in learnable().enumerate() {
+                let medians: Vec<f64> = before.iter().filter_map(|m| m[at]).collect();
                 if let Some(learned) = Learned::from_medians(&medians) {
                     self.learned.insert((key.clone(), metric), learned);
                 }
@@ -210,14 +207,19 @@ impl Sides<'_> {
 
 /// A past cell's medians of the figures a timed threshold is learned
 /// from, each as its verdict takes it: a cost's with its floor, so that
-/// a count of none in one past run is no infinite change.
-pub type Medians = BTreeMap<Metric, f64>;
+/// a count of none in one past run is no infinite change. One per
+/// [`learnable`] figure, in its order (learning reads tens of thousands).
+pub type Medians = Vec<Option<f64>>;
+
+/// The figures whose thresholds are learned from the past.
+fn learnable() -> impl Iterator<Item = Metric> {
+    Figure::judged().filter(|f| !f.counted())
+}
 
 /// `cell`'s [`Medians`].
 pub fn medians(cell: &Cell) -> Medians {
-    Figure::judged()
-        .filter(|f| !f.counted())
-        .filter_map(|metric| Some((metric, stats::median(&cell.values(metric))? + floor(metric))))
+    learnable()
+        .map(|metric| Some(stats::median(&cell.values(metric))? + floor(metric)))
         .collect()
 }
 
@@ -315,8 +317,7 @@ pub fn differences(b: &Results, c: &Results) -> Vec<String> {
 /// Judges every matched cell; lists the cells that could not be compared.
 pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<Comparison> {
     let mut unmatched = Vec::new();
-    // Every figure to judge, in order: each one's place is its bootstrap's
-    // seed, so that the intervals, drawn on every core, are the same.
+    // Every figure to judge, in order.
     let mut tasks: Vec<Task> = Vec::new();
     for (key, b) in &sides.baseline {
         let Some(c) = sides.candidate.get(key) else {
@@ -386,11 +387,9 @@ pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<C
             ));
         }
     }
-    let intervals = intervals(&tasks, sides.paired, confidence);
     let mut findings: Vec<Finding> = tasks
         .iter()
-        .zip(intervals)
-        .map(|(task, Interval { ratio, low, high })| {
+        .map(|task| {
             let Task {
                 key,
                 b,
@@ -400,6 +399,11 @@ pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<C
                 cv,
             } = task;
             let metric = *metric;
+            let Interval { ratio, low, high } = match sides.paired && !metric.counted() {
+                true => stats::paired_ratio(bv, cv, confidence),
+                false => stats::ratio_of_medians(bv, cv, confidence),
+            }
+            .expect("both sides have values");
             let learned = sides.learned.get(&((*key).clone(), metric));
             let threshold = match (metric.counted(), learned) {
                 (false, Some(learned)) => learned.threshold,
@@ -472,41 +476,6 @@ struct Task<'a> {
     metric: Metric,
     bv: Vec<f64>,
     cv: Vec<f64>,
-}
-
-/// Each task's bootstrap interval, its place its seed, drawn on every
-/// core: 10,000 resamples of each of a run's 880 figures took 0.7 s on one.
-fn intervals(tasks: &[Task], paired: bool, confidence: f64) -> Vec<Interval> {
-    let interval = |(seed, task): (usize, &Task)| {
-        let seed = seed as u64;
-        let (bv, cv) = (&task.bv, &task.cv);
-        match paired && !task.metric.counted() {
-            true => stats::paired_ratio(bv, cv, confidence, seed),
-            false => stats::ratio_of_medians(bv, cv, confidence, seed),
-        }
-        .expect("both sides have values")
-    };
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let share = tasks.len().div_ceil(cores).max(1);
-    std::thread::scope(|scope| {
-        let drawn: Vec<_> = tasks
-            .chunks(share)
-            .enumerate()
-            .map(|(i, chunk)| {
-                scope.spawn(move || {
-                    chunk
-                        .iter()
-                        .enumerate()
-                        .map(|(j, task)| interval((i * share + j, task)))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        drawn
-            .into_iter()
-            .flat_map(|d| d.join().expect("a bootstrap does not panic"))
-            .collect()
-    })
 }
 
 /// A cell's label: its key, with the implementation taken from the cell.

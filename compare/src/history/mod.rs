@@ -10,7 +10,7 @@ pub mod store;
 pub mod tls;
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -305,14 +305,15 @@ impl History {
         Ok(results)
     }
 
-    /// The cells of `cell`'s identity (implementation, client, load and
-    /// workload) on the machine `fingerprint` that ended ok in runs started
-    /// before `before` (RFC 3339), the latest [`defaults::HISTORY_LEARNING_RUNS`],
-    /// oldest first: their ids, for [`History::cell_of`].
-    pub fn past(&self, fingerprint: &str, cell: &Cell, before: &str) -> Result<Vec<i64>> {
+    /// The cells that ended ok on the machine `fingerprint`, by identity
+    /// (implementation, client, load and workload): where each cell's past
+    /// lies. One query for the machine: a query for each cell read every
+    /// cell of its identity, and a site of 1,000 runs spent minutes in them.
+    pub fn timeline(&self, fingerprint: &str) -> Result<Timeline> {
         let mut query = Query::select();
         query
-            .column(("cell", "id"))
+            .columns([("cell", "id"), ("run", "id"), ("run", "started")])
+            .columns(IDENTITY.map(|column| ("cell", column)))
             .from("cell")
             .inner_join("run", Expr::col(("run", "id")).equals(("cell", "run")))
             .inner_join(
@@ -320,21 +321,23 @@ impl History {
                 Expr::col(("machine", "id")).equals(("run", "machine")),
             )
             .and_where(Expr::col(("machine", "fingerprint")).eq(fingerprint))
-            .and_where(Expr::col(("run", "started")).lt(before))
             .and_where(Expr::col(("cell", "status")).eq("ok"));
-        for (column, value) in identity(cell) {
-            let column = Expr::col(("cell", column));
-            query.and_where(match value {
-                Some(value) => column.eq(value),
-                None => column.is_null(),
-            });
+        let mut cells: HashMap<String, Vec<(String, i64, i64)>> = HashMap::new();
+        self.db
+            .borrow_mut()
+            .each(&query, |row| {
+                let place = (row[2].text()?, row[1].int()?, row[0].int()?);
+                cells
+                    .entry(format!("{:?}", &row[3..]))
+                    .or_default()
+                    .push(place);
+                Ok(())
+            })
+            .with_context(|| format!("reading the history {}", self.location))?;
+        for places in cells.values_mut() {
+            places.sort_unstable();
         }
-        query
-            .order_by(("run", "started"), Order::Desc)
-            .order_by(("run", "id"), Order::Desc)
-            .limit(defaults::HISTORY_LEARNING_RUNS);
-        let found = self.query(&query)?;
-        found.iter().rev().map(|r| r[0].int()).collect()
+        Ok(Timeline { cells })
     }
 
     /// The cell `id`, as results.json had it.
@@ -629,6 +632,30 @@ pub fn list(history: &History) -> Result<String> {
         );
     }
     Ok(out)
+}
+
+/// A machine's cells that ended ok, from [`History::timeline`].
+pub struct Timeline {
+    /// By identity: each cell's run's start, its run and itself, in that order.
+    cells: HashMap<String, Vec<(String, i64, i64)>>,
+}
+
+impl Timeline {
+    /// The cells of `cell`'s identity in runs started before `before` (RFC
+    /// 3339), the latest [`defaults::HISTORY_LEARNING_RUNS`], oldest first:
+    /// their ids, for [`History::cell_of`].
+    pub fn past(&self, cell: &Cell, before: &str) -> Result<Vec<i64>> {
+        let values = identity(cell)
+            .into_iter()
+            .map(|(_, value)| value.map_or(Ok(store::Value::Null), store::Value::parameter))
+            .collect::<Result<Vec<_>>>()?;
+        let Some(places) = self.cells.get(&format!("{:?}", &values[..])) else {
+            return Ok(Vec::new());
+        };
+        let earlier = places.partition_point(|(started, ..)| started.as_str() < before);
+        let first = earlier.saturating_sub(defaults::HISTORY_LEARNING_RUNS as usize);
+        Ok(places[first..earlier].iter().map(|&(.., id)| id).collect())
+    }
 }
 
 /// A value of a column, or NULL: none.
@@ -935,7 +962,11 @@ mod tests {
         let run = fixture();
         let cell = run.cells.iter().find(|c| c.status == Status::Ok).unwrap();
         let machine = fingerprint(&run.host);
-        let past = history.past(&machine, cell, &day(runs - 1)).unwrap();
+        let past = history
+            .timeline(&machine)
+            .unwrap()
+            .past(cell, &day(runs - 1))
+            .unwrap();
         assert_eq!(past.len(), defaults::HISTORY_LEARNING_RUNS as usize);
         // The run's own cell at the fixture's cell's position, in each of
         // the latest runs before the last.
@@ -1036,7 +1067,10 @@ mod tests {
         for entry in history.entries()? {
             let run = history.load(entry.id)?;
             for cell in &run.cells {
-                for id in history.past(&entry.machine, cell, &entry.started)? {
+                for id in history
+                    .timeline(&entry.machine)?
+                    .past(cell, &entry.started)?
+                {
                     history.cell_of(id)?;
                 }
             }

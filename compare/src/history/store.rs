@@ -115,7 +115,7 @@ impl Value {
 
     /// A parameter of a built query, as the history writes it: every
     /// integer 64 bits wide, every float a double.
-    fn parameter(value: sea_query::Value) -> Result<Self> {
+    pub fn parameter(value: sea_query::Value) -> Result<Self> {
         use sea_query::Value as V;
         let int = |n: Option<i64>| n.map_or(Self::Null, Self::Int);
         Ok(match value {

@@ -444,7 +444,7 @@ pub fn status(s: Status) -> &'static str {
 /// that ratio: "0.70x [0.66, 0.74]".
 pub fn ratio(base: &Cell, cell: &Cell) -> String {
     let mib = |c: &Cell| c.runs.iter().map(|r| r.mib_per_s).collect::<Vec<_>>();
-    stats::ratio_of_medians(&mib(base), &mib(cell), 0.95, 0).map_or("-".into(), |i| {
+    stats::ratio_of_medians(&mib(base), &mib(cell), 0.95).map_or("-".into(), |i| {
         let bound = if bound(base).is_empty() {
             bound(cell)
         } else {

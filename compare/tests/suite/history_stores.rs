@@ -464,17 +464,31 @@ fn the_past_of_a_cell_is_its_own_on_one_machine_before_a_time(store: &dyn Store)
     let run = fixture();
     let cell = run.cells.iter().find(|c| c.status == Status::Ok).unwrap();
     let machine = history::fingerprint(&run.host);
-    let past = history.past(&machine, cell, times[1]).unwrap();
+    let past = history
+        .timeline(&machine)
+        .unwrap()
+        .past(cell, times[1])
+        .unwrap();
     assert_eq!(past.len(), 1);
     assert_eq!(
         serde_json::to_value(history.cell_of(past[0]).unwrap()).unwrap(),
         serde_json::to_value(cell).unwrap()
     );
-    assert_eq!(history.past(&machine, cell, "9999").unwrap().len(), 2);
+    assert_eq!(
+        history
+            .timeline(&machine)
+            .unwrap()
+            .past(cell, "9999")
+            .unwrap()
+            .len(),
+        2
+    );
     let unavailable = run.cells.iter().find(|c| c.status != Status::Ok).unwrap();
     assert!(
         history
-            .past(&machine, unavailable, "9999")
+            .timeline(&machine)
+            .unwrap()
+            .past(unavailable, "9999")
             .unwrap()
             .is_empty()
     );
@@ -560,7 +574,15 @@ fn a_version_1_history_is_migrated_and_protocol_and_client_threads_tell_cells_ap
         .iter()
         .find(|c| c.status == Status::Ok)
         .unwrap();
-    assert!(history.past(&machine, cell, "9999").unwrap().len() == 1);
+    assert!(
+        history
+            .timeline(&machine)
+            .unwrap()
+            .past(cell, "9999")
+            .unwrap()
+            .len()
+            == 1
+    );
     // The same cells over UDP, a day later: not the TCP cells' past.
     let mut udp = started("2026-01-02T00:00:00+00:00");
     for cell in &mut udp.cells {
@@ -568,7 +590,15 @@ fn a_version_1_history_is_migrated_and_protocol_and_client_threads_tell_cells_ap
     }
     history.append(&udp, "udp").unwrap();
     let cell = udp.cells.iter().find(|c| c.status == Status::Ok).unwrap();
-    assert!(history.past(&machine, cell, "9999").unwrap().len() == 1);
+    assert!(
+        history
+            .timeline(&machine)
+            .unwrap()
+            .past(cell, "9999")
+            .unwrap()
+            .len()
+            == 1
+    );
     let entries = history.entries().unwrap();
     assert_eq!(json(&history.load(entries[2].id).unwrap()), json(&udp));
     // With a client of other threads than the server's: a cell of its own.
@@ -578,7 +608,15 @@ fn a_version_1_history_is_migrated_and_protocol_and_client_threads_tell_cells_ap
     }
     history.append(&sized, "sized").unwrap();
     let cell = sized.cells.iter().find(|c| c.status == Status::Ok).unwrap();
-    assert!(history.past(&machine, cell, "9999").unwrap().len() == 1);
+    assert!(
+        history
+            .timeline(&machine)
+            .unwrap()
+            .past(cell, "9999")
+            .unwrap()
+            .len()
+            == 1
+    );
     // In the open loop at 10% of capacity, and at as many blocks a second
     // as that made: two cells, each its own.
     for (day, share) in [("04", Some(10)), ("05", None)] {
@@ -588,7 +626,15 @@ fn a_version_1_history_is_migrated_and_protocol_and_client_threads_tell_cells_ap
         }
         history.append(&open, day).unwrap();
         let cell = open.cells.iter().find(|c| c.status == Status::Ok).unwrap();
-        assert!(history.past(&machine, cell, "9999").unwrap().len() == 1);
+        assert!(
+            history
+                .timeline(&machine)
+                .unwrap()
+                .past(cell, "9999")
+                .unwrap()
+                .len()
+                == 1
+        );
     }
     drop(history);
     // Opened again, it is of this version: the column is not added twice.
