@@ -340,7 +340,8 @@ impl History {
         Ok(Timeline { cells })
     }
 
-    /// The cell `id`, as results.json had it.
+    /// The cell `id`, as results.json had it, but for the figures that
+    /// follow from its runs: none until its run summarizes it.
     pub fn cell_of(&self, id: i64) -> Result<Cell> {
         let rows = self.query(
             Query::select()

@@ -373,9 +373,11 @@ pub struct Cell {
     /// Median, min and max over the runs; absent unless the cell is ok.
     pub mib_per_s: Option<Summary>,
     /// Every figure of the registry, summarized the same way; absent unless
-    /// the cell is ok. Computed again from the runs whenever a file is read
-    /// (an older file's, of another layout, reads as none).
-    #[serde(default, deserialize_with = "figures_of_this_layout")]
+    /// the cell is ok. Computed again from the runs whenever a file is read:
+    /// what a file holds of them is not read.
+    // An older file's are of another layout, and reading them was a tenth
+    // of loading a history's runs.
+    #[serde(default, deserialize_with = "skipped")]
     pub figures: Option<Figures>,
     /// The runs' MiB/s spread (max / min) exceeds the run's noise threshold.
     #[serde(default)]
@@ -852,13 +854,11 @@ pub struct Summary {
     pub max: f64,
 }
 
-/// Figures by key, or none where a file of an older layout has them
-/// otherwise: they follow from the runs, and are computed again.
-fn figures_of_this_layout<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<Option<Figures>, D::Error> {
-    let value = Option::<serde_json::Value>::deserialize(d)?;
-    Ok(value.and_then(|v| serde_json::from_value(v).ok()))
+/// None, whatever the file holds: what follows from the runs is computed
+/// again.
+fn skipped<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Figures>, D::Error> {
+    serde::de::IgnoredAny::deserialize(d)?;
+    Ok(None)
 }
 
 /// Runs written as a list, or as the one run of an older file.

@@ -6,6 +6,7 @@
 //! a cell, and of consecutive releases inside a run. Every page's links
 //! are checked once it is written.
 
+mod ahead;
 mod comparison;
 mod implementation;
 mod index;
@@ -25,6 +26,7 @@ use anyhow::{Context, Result, bail};
 use crate::check::Past;
 use crate::history::{Entry, History, Location};
 use crate::results::Results;
+use ahead::Ahead;
 use kept::{Kept, key};
 use model::{Comparison, Run, Site, Tally, implementation_page};
 use page::{nav, slug};
@@ -71,33 +73,43 @@ pub fn build(options: &Options, say: impl Fn(&str)) -> Result<()> {
     let book = options.book.is_some();
     let made_by = format!("{} book={book}", kept::this_compare()?);
     let kept = Kept::take(out, &made_by)?;
-    let mut builder = Builder {
-        history: &history,
-        past: Past::new(&history),
-        out,
-        kept: &kept,
-        next: Kept {
-            made_by,
-            ..Kept::default()
-        },
-        site: Site {
-            runs: Vec::new(),
-            series: Vec::new(),
-            comparisons: Vec::new(),
-            book,
-        },
-        latest: HashMap::new(),
-        chains: HashMap::new(),
-        tally: Counted::default(),
-    };
-    for (entry, slug) in entries.iter().zip(slugs(&entries)) {
-        builder.add(entry, slug)?;
-        let done = builder.site.runs.len();
-        if done.is_multiple_of(100) || done == entries.len() {
-            say(&builder.tally.progress(done, entries.len()));
+    let slugs = slugs(&entries);
+    let unkept: Vec<i64> = entries
+        .iter()
+        .zip(&slugs)
+        .filter(|(entry, slug)| kept.run(slug, &entry.digest, out).is_none())
+        .map(|(entry, _)| entry.id)
+        .collect();
+    let (mut site, next) = std::thread::scope(|scope| -> Result<_> {
+        let mut builder = Builder {
+            history: &history,
+            ahead: Ahead::start(scope, &location, unkept),
+            past: Past::new(&history),
+            out,
+            kept: &kept,
+            next: Kept {
+                made_by,
+                ..Kept::default()
+            },
+            site: Site {
+                runs: Vec::new(),
+                series: Vec::new(),
+                comparisons: Vec::new(),
+                book,
+            },
+            latest: HashMap::new(),
+            chains: HashMap::new(),
+            tally: Counted::default(),
+        };
+        for (entry, slug) in entries.iter().zip(slugs) {
+            builder.add(entry, slug)?;
+            let done = builder.site.runs.len();
+            if done.is_multiple_of(100) || done == entries.len() {
+                say(&builder.tally.progress(done, entries.len()));
+            }
         }
-    }
-    let Builder { mut site, next, .. } = builder;
+        Ok((builder.site, builder.next))
+    })?;
     site.series = history.series()?;
     let mut pages: Vec<(String, String)> = Vec::new();
     for i in 0..site.runs.len() {
@@ -168,6 +180,8 @@ impl Counted {
 /// The site as it is built, a run at a time, oldest first.
 struct Builder<'h> {
     history: &'h History,
+    /// The runs to read, read ahead.
+    ahead: Ahead,
     /// The thresholds' past, every run read remembered in it.
     past: Past<'h>,
     out: &'h Path,
@@ -225,8 +239,11 @@ impl Builder<'_> {
 
     /// A run read, its cells remembered as the thresholds' past.
     fn read(&mut self, id: i64) -> Result<Rc<Results>> {
-        let results = self.history.load(id)?;
-        for (cell_id, cell) in self.history.cells_of(id)?.into_iter().zip(&results.cells) {
+        let (results, cells) = match self.ahead.take(id) {
+            Some(read) => read?,
+            None => (self.history.load(id)?, self.history.cells_of(id)?),
+        };
+        for (cell_id, cell) in cells.into_iter().zip(&results.cells) {
             self.past.remember(cell_id, cell);
         }
         Ok(Rc::new(results))

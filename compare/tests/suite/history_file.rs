@@ -189,6 +189,35 @@ fn finished_runs_are_kept_beside_their_folders_and_check_says_which_rule_decided
         said.contains("3 of 3 run(s): 3 report(s) made, 2 comparison(s) judged, 0 kept"),
         "{said}"
     );
+    // A run whose repetitions no longer decode, read ahead of the pages:
+    // the build stops on it, by name, and keeps no manifest of itself.
+    let db = rusqlite::Connection::open(&path).unwrap();
+    let latest: i64 = db
+        .query_row("SELECT max(id) FROM run", [], |row| row.get(0))
+        .unwrap();
+    db.execute(
+        "UPDATE repetition SET record = X'00' WHERE cell IN (SELECT id FROM cell WHERE run = ?1)",
+        [latest],
+    )
+    .unwrap();
+    drop(db);
+    std::fs::remove_file(site.join("site-manifest.json")).unwrap();
+    let args = ["site", "--history", path.to_str().unwrap()];
+    let args = [
+        &args[..],
+        &["--out", site.to_str().unwrap()],
+        &["--book", "none"],
+    ]
+    .concat();
+    let output = compare(&args);
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !output.status.success()
+            && said.contains(&format!("reading run {latest} ahead"))
+            && said.contains("a repetition of cell"),
+        "{said}"
+    );
+    assert!(!site.join("site-manifest.json").exists());
 
     // Kept nowhere with --history none; a folder that holds no results is
     // refused by name.

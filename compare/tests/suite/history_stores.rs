@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use compare::history::{self, Appended, History, Location};
-use compare::results::{Results, Status};
+use compare::results::{Cell, Results, Status};
 
 use crate::common::{assert_ok, compare, compare_with, folder, out_dir};
 use crate::history_file::{run_mio, site_of_two};
@@ -470,9 +470,14 @@ fn the_past_of_a_cell_is_its_own_on_one_machine_before_a_time(store: &dyn Store)
         .past(cell, times[1])
         .unwrap();
     assert_eq!(past.len(), 1);
+    // As its results had it, but for the figures its run computes again.
+    let unsummarized = Cell {
+        figures: None,
+        ..cell.clone()
+    };
     assert_eq!(
         serde_json::to_value(history.cell_of(past[0]).unwrap()).unwrap(),
-        serde_json::to_value(cell).unwrap()
+        serde_json::to_value(unsummarized).unwrap()
     );
     assert_eq!(
         history
