@@ -22,8 +22,7 @@ pub struct Document<'a> {
     /// Whether the charts are written as files beside the report (which
     /// the markdown then shows).
     pub charts_written: bool,
-    /// The sections of tables, made once for every format that shows them:
-    /// their bootstrap intervals are most of a report's time.
+    /// The sections of tables, made once for every format that shows them.
     sections: OnceCell<Vec<(String, Vec<Grid>)>>,
 }
 
