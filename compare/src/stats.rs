@@ -137,7 +137,7 @@ fn resampled_median(sample: &[f64]) -> Vec<(f64, f64)> {
             let (at, below) = ((to + 1) as f64, to as f64);
             m as f64 * (at / n as f64).ln() + (-(below / at).powi(m as i32)).ln_1p()
         };
-        let ln_pairs = draws.ln_choose(n, m);
+        let ln_pairs = draws.ln_choose(m);
         for i in 0..n {
             let mut alone = rth_is(m, i);
             for j in i + 1..n {
@@ -169,7 +169,9 @@ impl Binomial {
         Self { n, ln_factorial }
     }
 
-    fn ln_choose(&self, n: usize, k: usize) -> f64 {
+    /// ln of the ways to choose `k` of the draws.
+    fn ln_choose(&self, k: usize) -> f64 {
+        let n = self.n;
         self.ln_factorial[n] - self.ln_factorial[k] - self.ln_factorial[n - k]
     }
 
@@ -184,7 +186,7 @@ impl Binomial {
             (1.0 - places as f64 / n as f64).ln(),
         );
         (r..=n)
-            .map(|a| (self.ln_choose(n, a) + a as f64 * hit + (n - a) as f64 * miss).exp())
+            .map(|a| (self.ln_choose(a) + a as f64 * hit + (n - a) as f64 * miss).exp())
             .sum()
     }
 }

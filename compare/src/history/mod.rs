@@ -1067,11 +1067,9 @@ mod tests {
         let history = History::open(location)?;
         for entry in history.entries()? {
             let run = history.load(entry.id)?;
+            let timeline = history.timeline(&entry.machine)?;
             for cell in &run.cells {
-                for id in history
-                    .timeline(&entry.machine)?
-                    .past(cell, &entry.started)?
-                {
+                for id in timeline.past(cell, &entry.started)? {
                     history.cell_of(id)?;
                 }
             }

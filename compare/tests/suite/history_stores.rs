@@ -464,11 +464,8 @@ fn the_past_of_a_cell_is_its_own_on_one_machine_before_a_time(store: &dyn Store)
     let run = fixture();
     let cell = run.cells.iter().find(|c| c.status == Status::Ok).unwrap();
     let machine = history::fingerprint(&run.host);
-    let past = history
-        .timeline(&machine)
-        .unwrap()
-        .past(cell, times[1])
-        .unwrap();
+    let timeline = history.timeline(&machine).unwrap();
+    let past = timeline.past(cell, times[1]).unwrap();
     assert_eq!(past.len(), 1);
     // As its results had it, but for the figures its run computes again.
     let unsummarized = Cell {
@@ -479,24 +476,9 @@ fn the_past_of_a_cell_is_its_own_on_one_machine_before_a_time(store: &dyn Store)
         serde_json::to_value(history.cell_of(past[0]).unwrap()).unwrap(),
         serde_json::to_value(unsummarized).unwrap()
     );
-    assert_eq!(
-        history
-            .timeline(&machine)
-            .unwrap()
-            .past(cell, "9999")
-            .unwrap()
-            .len(),
-        2
-    );
+    assert_eq!(timeline.past(cell, "9999").unwrap().len(), 2);
     let unavailable = run.cells.iter().find(|c| c.status != Status::Ok).unwrap();
-    assert!(
-        history
-            .timeline(&machine)
-            .unwrap()
-            .past(unavailable, "9999")
-            .unwrap()
-            .is_empty()
-    );
+    assert!(timeline.past(unavailable, "9999").unwrap().is_empty());
 }
 
 fn a_run_that_fails_halfway_leaves_nothing_of_itself(store: &dyn Store) {
@@ -566,6 +548,11 @@ fn a_version_1_history_is_migrated_and_protocol_and_client_threads_tell_cells_ap
     // The open loop's cells are the generator's now, in their record and
     // in their identity.
     let machine = history::fingerprint(&tcp.host);
+    // How many past cells of `cell`'s identity the machine has.
+    let past = |history: &History, cell: &Cell| {
+        let timeline = history.timeline(&machine).unwrap();
+        timeline.past(cell, "9999").unwrap().len()
+    };
     let mut generator = as_mio.clone();
     for cell in &mut generator.cells {
         cell.client = "generator".into();
@@ -579,15 +566,7 @@ fn a_version_1_history_is_migrated_and_protocol_and_client_threads_tell_cells_ap
         .iter()
         .find(|c| c.status == Status::Ok)
         .unwrap();
-    assert!(
-        history
-            .timeline(&machine)
-            .unwrap()
-            .past(cell, "9999")
-            .unwrap()
-            .len()
-            == 1
-    );
+    assert_eq!(past(&history, cell), 1);
     // The same cells over UDP, a day later: not the TCP cells' past.
     let mut udp = started("2026-01-02T00:00:00+00:00");
     for cell in &mut udp.cells {
@@ -595,15 +574,7 @@ fn a_version_1_history_is_migrated_and_protocol_and_client_threads_tell_cells_ap
     }
     history.append(&udp, "udp").unwrap();
     let cell = udp.cells.iter().find(|c| c.status == Status::Ok).unwrap();
-    assert!(
-        history
-            .timeline(&machine)
-            .unwrap()
-            .past(cell, "9999")
-            .unwrap()
-            .len()
-            == 1
-    );
+    assert_eq!(past(&history, cell), 1);
     let entries = history.entries().unwrap();
     assert_eq!(json(&history.load(entries[2].id).unwrap()), json(&udp));
     // With a client of other threads than the server's: a cell of its own.
@@ -613,15 +584,7 @@ fn a_version_1_history_is_migrated_and_protocol_and_client_threads_tell_cells_ap
     }
     history.append(&sized, "sized").unwrap();
     let cell = sized.cells.iter().find(|c| c.status == Status::Ok).unwrap();
-    assert!(
-        history
-            .timeline(&machine)
-            .unwrap()
-            .past(cell, "9999")
-            .unwrap()
-            .len()
-            == 1
-    );
+    assert_eq!(past(&history, cell), 1);
     // In the open loop at 10% of capacity, and at as many blocks a second
     // as that made: two cells, each its own.
     for (day, share) in [("04", Some(10)), ("05", None)] {
@@ -631,15 +594,7 @@ fn a_version_1_history_is_migrated_and_protocol_and_client_threads_tell_cells_ap
         }
         history.append(&open, day).unwrap();
         let cell = open.cells.iter().find(|c| c.status == Status::Ok).unwrap();
-        assert!(
-            history
-                .timeline(&machine)
-                .unwrap()
-                .past(cell, "9999")
-                .unwrap()
-                .len()
-                == 1
-        );
+        assert_eq!(past(&history, cell), 1);
     }
     drop(history);
     // Opened again, it is of this version: the column is not added twice.
