@@ -3,16 +3,18 @@
 //! a bad one; or with `--git`, the first commit, over a repository's
 //! first-parent commits between two revisions. Each step is a run of the candidate paired with the good
 //! release (interleaved, in a folder of its own, through the run module in
-//! this process) and `compare check`'s verdict on it; a last run puts the
-//! release found beside the one before it, to say whether the verdicts held
-//! or were not monotonic.
+//! this process) and `compare check`'s verdict on it, by its rule and on
+//! the same figures: a flag it does not confirm gets more rounds, up to a
+//! cap, the rule's false alarms shared among those looks. A last run puts
+//! the release found beside the one before it, to say whether the verdicts
+//! held or were not monotonic.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail, ensure};
 use semver::Version;
 
-use crate::check::verdicts::{Metric, Thresholds, default_thresholds, judge, within};
+use crate::check::verdicts::{Metric, Rule, Thresholds, judge, within};
 use crate::implementation::Implementation;
 use crate::repetition::Side;
 use crate::results::{Cell, Config, Results, Status};
@@ -28,8 +30,8 @@ pub struct Options {
     pub bad: String,
     /// A git repository whose commits are searched instead of releases.
     pub git: Option<String>,
-    /// The figures judged: a step differs where any figure of any of its
-    /// cells does.
+    /// The figures judged, as `compare check` judges them together: a step
+    /// differs where any figure of any of its cells does.
     pub metrics: Vec<Metric>,
     /// Every step's run as `compare run` validated it (its matrix,
     /// repetitions, window and cost runs), its implementations aside.
@@ -107,12 +109,15 @@ pub fn bisect(options: &Options) -> Result<Found> {
         Some(url) => format!("first-parent commits of {url}"),
     };
     let metrics: Vec<&str> = options.metrics.iter().map(|m| m.key).collect();
+    let metrics = match metrics.len() {
+        n if n > 4 => format!("{n} figures, as compare check judges them,"),
+        _ => metrics.join(", "),
+    };
     println!(
-        "bisecting {} {what} from {} (good) to {} (bad), judging {} of {} cells a step ({})",
+        "bisecting {} {what} from {} (good) to {} (bad), judging {metrics} of {} cells a step ({})",
         versions.len(),
         options.good,
         options.bad,
-        metrics.join(", "),
         options.step.workloads().len() * options.step.loads.len(),
         shell_words(options.step_options.iter().map(String::as_str)),
     );
@@ -140,19 +145,16 @@ pub fn bisect(options: &Options) -> Result<Found> {
                 .iter()
                 .map(|name| judge_step(options, &results, &names[0], name))
                 .collect::<Result<Vec<_>>>()?;
-            let inconclusive = judged
-                .iter()
-                .flatten()
-                .any(|(_, step)| *step == Step::Inconclusive);
+            // More rounds could confirm a flag, where nothing is yet.
+            let inconclusive = judged.iter().any(|cells| {
+                overall(&verdicts(cells)) == Verdict::NoChange
+                    && cells.iter().any(|(_, step)| *step == Step::Inconclusive)
+            });
             if more == MORE_ROUNDS || !inconclusive {
-                let verdicts = judged
-                    .into_iter()
-                    .map(|cells| cells.into_iter().map(|(at, s)| (at, s.verdict())).collect())
-                    .collect();
-                return Ok((dir, verdicts));
+                return Ok((dir, judged.iter().map(|c| verdicts(c)).collect()));
             }
             println!(
-                "  inconclusive after {} runs each: {} more",
+                "  flagged, not confirmed, after {} runs each: {} more",
                 results.config.repeat, options.step.repeat
             );
             results.config.repeat += options.step.repeat;
@@ -312,6 +314,14 @@ pub fn bisect(options: &Options) -> Result<Found> {
 /// and the cell in words.
 type Cells = Vec<(String, Verdict)>;
 
+/// The verdicts of a candidate's steps, an unconfirmed flag no change.
+fn verdicts(steps: &[(String, Step)]) -> Cells {
+    steps
+        .iter()
+        .map(|(at, s)| (at.clone(), s.verdict()))
+        .collect()
+}
+
 /// A step's verdict: it differs where any cell does (a regression first).
 fn overall(cells: &[(String, Verdict)]) -> Verdict {
     let any = |v: Verdict| cells.iter().any(|(_, w)| *w == v);
@@ -430,12 +440,16 @@ fn timed_out<'a>(
 /// takes what it has.
 const MORE_ROUNDS: usize = 2;
 
-/// What a step's run says of a candidate against GOOD.
+/// How many times a step may be judged: each look's verdicts allow a
+/// share of the rule's false alarms.
+const LOOKS: usize = MORE_ROUNDS + 1;
+
+/// What a step's run says of a candidate's figure against GOOD.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Step {
     Settled(Verdict),
-    /// No change beyond the threshold, nor an interval within it on both
-    /// sides: more runs could still tell.
+    /// Flagged by its interval, not confirmed with the other figures:
+    /// more runs could still tell.
     Inconclusive,
 }
 
@@ -448,13 +462,12 @@ impl Step {
         }
     }
 
-    /// A verdict and its interval (of the ratio candidate / GOOD) against `threshold`.
-    fn of(verdict: Verdict, low: f64, high: f64, threshold: f64) -> Self {
-        match verdict {
-            Verdict::NoChange if low < 1.0 - threshold || high > 1.0 + threshold => {
-                Self::Inconclusive
-            }
-            v => Self::Settled(v),
+    /// A figure's flag, and whether the rule confirmed it.
+    fn of(flag: Verdict, confirmed: bool) -> Self {
+        match (flag, confirmed) {
+            (Verdict::NoChange, _) => Self::Settled(Verdict::NoChange),
+            (v, true) => Self::Settled(v),
+            (_, false) => Self::Inconclusive,
         }
     }
 }
@@ -475,28 +488,25 @@ fn judge_step(
             (what, Step::Settled(Verdict::Regressed))
         })
         .collect();
-    let sides = within("", results, baseline, candidate)?;
+    let sides = within("", results, baseline, candidate)?.only(&options.metrics);
+    let mut rule = Rule {
+        looks: LOOKS,
+        ..Rule::default_for(true)
+    };
     // --threshold is every judged figure's, whatever its kind.
-    let thresholds = match options.threshold {
-        Some(t) => Thresholds {
+    if let Some(t) = options.threshold {
+        rule.thresholds = Thresholds {
             timed: t,
             cost: t,
             counted: t,
-        },
-        None => default_thresholds(true),
-    };
-    let comparison = judge(&sides, thresholds, defaults::CONFIDENCE)
-        .with_context(|| format!("judging {candidate} against {baseline}"))?;
-    cells.extend(
-        comparison
-            .findings
-            .iter()
-            .filter(|f| options.metrics.contains(&f.metric))
-            .map(|f| {
-                let step = Step::of(f.verdict, f.low, f.high, f.threshold);
-                (format!("{}, {}", f.metric.label, f.key.what()), step)
-            }),
-    );
+        };
+    }
+    let comparison =
+        judge(&sides, rule).with_context(|| format!("judging {candidate} against {baseline}"))?;
+    cells.extend(comparison.judgements.iter().map(|f| {
+        let step = Step::of(f.verdict, f.confirmed);
+        (format!("{}, {}", f.metric.label, f.key.what()), step)
+    }));
     ensure!(
         !cells.is_empty(),
         "no {} of {candidate} to judge",
@@ -516,19 +526,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn no_change_is_settled_only_with_its_interval_inside_the_threshold() {
-        let step = |verdict, low, high| Step::of(verdict, low, high, 0.05);
+    fn a_flag_is_settled_only_where_the_rule_confirms_it() {
         assert_eq!(
-            step(Verdict::NoChange, 0.97, 1.04),
+            Step::of(Verdict::NoChange, false),
             Step::Settled(Verdict::NoChange)
         );
-        // Reaching past the threshold on either side: more runs could tell.
-        assert_eq!(step(Verdict::NoChange, 0.90, 1.02), Step::Inconclusive);
-        assert_eq!(step(Verdict::NoChange, 0.99, 1.30), Step::Inconclusive);
         assert_eq!(
-            step(Verdict::Regressed, 0.50, 0.80),
+            Step::of(Verdict::Regressed, true),
             Step::Settled(Verdict::Regressed)
         );
+        // Flagged, not confirmed: more rounds could tell.
+        assert_eq!(Step::of(Verdict::Regressed, false), Step::Inconclusive);
+        assert_eq!(Step::of(Verdict::Improved, false), Step::Inconclusive);
         assert_eq!(Step::Inconclusive.verdict(), Verdict::NoChange);
     }
 

@@ -158,8 +158,8 @@ pub struct BisectArgs {
     /// --figures`): mib_per_s, rtt_p99_us, a side's cost per block
     /// (server_cpu_us_per_block, server_futex_per_block, ...), or with
     /// --counted its instructions (server_instructions_per_block); a step
-    /// differs where any figure of any cell does. Default: mib_per_s, and
-    /// with a preset's open loop server_cpu_us_per_block too.
+    /// differs where any figure of any cell does, as `compare check`
+    /// judges them together. Default: every figure `compare check` judges.
     #[arg(long, value_delimiter = ',', value_parser = judged_figure())]
     pub metric: Vec<&'static Figure>,
     /// Count each side's instructions per block under valgrind in every

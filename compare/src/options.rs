@@ -584,15 +584,13 @@ pub fn bisect(args: BisectArgs) -> Result<bisect::Options> {
         words.push("--no-cost".into());
     }
     let config = config(&step)?;
+    // By default what `compare check` judges: every figure, those counted
+    // under callgrind where the steps count.
     let metrics = match args.metric.is_empty() {
         false => args.metric,
-        // In the open loop throughput is the rate: what moves is the cost.
-        true if config.rate_shares.is_empty() && config.rates.is_empty() => {
-            vec![registry::figure("mib_per_s")]
-        }
-        true => ["mib_per_s", "server_cpu_us_per_block"]
-            .map(registry::figure)
-            .into(),
+        true => registry::Figure::judged()
+            .filter(|f| !f.counted() || args.counted.is_some())
+            .collect(),
     };
     if let Some(counted) = metrics.iter().find(|m| m.counted()) {
         ensure!(

@@ -10,7 +10,7 @@ pub struct Bmf;
 impl Render for Bmf {
     fn render(&self, comparison: &Comparison) -> Result<String> {
         let mut out = serde_json::Map::new();
-        for f in &comparison.findings {
+        for f in &comparison.judgements {
             // Bencher's own names for throughput and latency; the
             // registry's key for every other figure.
             let measure = match f.metric.key {

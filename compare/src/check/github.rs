@@ -10,7 +10,7 @@ pub struct GithubActionBenchmark;
 impl Render for GithubActionBenchmark {
     fn render(&self, comparison: &Comparison) -> Result<String> {
         let entries: Vec<serde_json::Value> = comparison
-            .findings
+            .judgements
             .iter()
             .filter(|f| f.metric.key == "mib_per_s")
             .map(|f| {
@@ -20,13 +20,17 @@ impl Render for GithubActionBenchmark {
                     "value": f.candidate,
                     "range": format!("±{:.1}", (f.candidate_range.1 - f.candidate_range.0) / 2.0),
                     "extra": format!(
-                        "median of {}; baseline {:.1}; change {:+.1}% [{:+.1}%, {:+.1}%]: {:?}",
+                        "median of {}; baseline {:.1}; change {:+.1}% [{:+.1}%, {:+.1}%]: {} \
+                         (confirmed with all {} figures judged together: at most {}% of checks \
+                         of two identical builds confirm a change)",
                         comparison.candidate_name,
                         f.baseline,
                         (f.ratio - 1.0) * 100.0,
                         (f.low - 1.0) * 100.0,
                         (f.high - 1.0) * 100.0,
-                        f.verdict
+                        f.word(),
+                        comparison.judgements.len(),
+                        comparison.false_alarm_percent(),
                     ),
                 })
             })

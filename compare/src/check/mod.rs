@@ -3,6 +3,7 @@
 //! one of the formats, each in its own file.
 
 mod bmf;
+pub mod findings;
 mod github;
 mod markdown;
 mod table;
@@ -21,7 +22,7 @@ use crate::history::{self, History, Timeline};
 use crate::named::Named;
 use crate::repetition::Side;
 use crate::results::{Cell, Results};
-use verdicts::{Comparison, Medians, Render, Sides, Thresholds};
+use verdicts::{Comparison, Medians, Render, Rule, Sides, Thresholds};
 
 /// How `compare check` prints its comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,12 +110,16 @@ pub fn check(options: Options) -> Result<Outcome> {
         _ => bail!("give one results file with --baseline and --candidate, or two without"),
     };
     let defaults = verdicts::default_thresholds(options.pair.is_some());
-    let thresholds = Thresholds {
-        timed: options.threshold.unwrap_or(defaults.timed),
-        cost: options.cost_threshold.unwrap_or(defaults.cost),
-        counted: options.counted_threshold,
+    let rule = Rule {
+        thresholds: Thresholds {
+            timed: options.threshold.unwrap_or(defaults.timed),
+            cost: options.cost_threshold.unwrap_or(defaults.cost),
+            counted: options.counted_threshold,
+        },
+        confidence: options.confidence,
+        looks: 1,
     };
-    let mut comparison = verdicts::judge(&sides, thresholds, options.confidence)?;
+    let mut comparison = verdicts::judge(&sides, rule)?;
     if let ([(name, _)], Some((baseline, candidate))) = (&loaded[..], &options.pair) {
         let results = PathBuf::from(name);
         comparison.explanations = explanations(

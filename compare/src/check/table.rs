@@ -2,6 +2,7 @@
 
 use anyhow::Result;
 
+use super::findings;
 use super::verdicts::{Comparison, Render};
 use crate::report::terminal;
 
@@ -17,8 +18,23 @@ impl Render for Table {
         Ok(format!(
             "{}{t}\n{}{}",
             comparison.preamble(),
-            comparison.epilogue(),
+            epilogue(comparison),
             comparison.why(false)
         ))
     }
+}
+
+/// After the table: the findings, the tally, and what could not be compared.
+fn epilogue(comparison: &Comparison) -> String {
+    let mut out = String::new();
+    let found = findings::lines(comparison);
+    if !found.is_empty() {
+        out.push_str(&format!("\n{}\n", findings::HEADING));
+        for line in found {
+            out.push_str(&format!("- {line}\n"));
+        }
+    }
+    out.push_str(&format!("\n{}\n", comparison.tally()));
+    out.push_str(&comparison.notes());
+    out
 }

@@ -1,23 +1,24 @@
 //! The comparison behind `compare check`: cells matched one to one (two
 //! results files, or two versions inside one run); throughput, p99
-//! round-trip time and, where both sides were counted, instructions and
-//! system calls per block, each judged by the ratio of the two sides with
-//! a bootstrap confidence interval, regressed or improved only when the
-//! whole interval lies beyond its threshold. Inside one run the timed
-//! figures are paired round by round. Every output format renders a
-//! [`Comparison`].
+//! round-trip time, the cost figures and, where both sides were counted,
+//! instructions and system calls per block, each judged by the ratio of
+//! the two sides with a bootstrap confidence interval, flagged only when
+//! the whole interval lies beyond its threshold. Inside one run the timed
+//! and cost figures are paired round by round. A flag is confirmed only
+//! when it also holds with every other figure of the check judged
+//! together ([`Rule`]), and only a confirmed regression fails a check.
+//! Every output format renders a [`Comparison`].
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use anyhow::{Result, bail};
-use serde::Serialize;
 
 use crate::defaults;
 use crate::results::key::CellKey;
 use crate::results::registry::{Figure, Judged};
 use crate::results::{Cell, Results, Status};
-use crate::stats::{self, Interval, Verdict};
+use crate::stats::{self, Interval, LogChange, Verdict};
 
 /// One output format of `compare check`.
 pub trait Render {
@@ -62,16 +63,51 @@ pub fn default_thresholds(paired: bool) -> Thresholds {
     }
 }
 
+/// The rule every comparison judges by, in `compare check`, bisect, a
+/// report's release steps and the site alike. Each figure is flagged when
+/// its interval lies beyond its threshold; a flag is confirmed when, with
+/// every figure of the comparison judged together, Holm's rule holds its
+/// change beyond the threshold (a t test of the change in logarithms,
+/// trimmed from ten rounds on, one-sided, both directions of every figure in the family): a candidate
+/// no different from its baseline then has any change confirmed in at
+/// most 1 - `confidence` of comparisons, however many figures they judge.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rule {
+    pub thresholds: Thresholds,
+    /// Of each figure's interval, and of the comparison as a whole.
+    pub confidence: f64,
+    /// How many times the procedure judges one pair as it adds rounds
+    /// (bisect's inconclusive steps): the false alarms it allows are
+    /// shared among them.
+    pub looks: usize,
+}
+
+impl Rule {
+    /// The defaults, between two runs or paired inside one, judged once.
+    pub fn default_for(paired: bool) -> Self {
+        Self {
+            thresholds: default_thresholds(paired),
+            confidence: defaults::CONFIDENCE,
+            looks: 1,
+        }
+    }
+
+    /// The chance each look may take that a candidate no different from
+    /// its baseline has a change confirmed.
+    pub fn alpha(&self) -> f64 {
+        (1.0 - self.confidence) / self.looks as f64
+    }
+}
+
 /// Everything judged, and everything that could not be.
 pub struct Comparison {
     pub baseline_name: String,
     pub candidate_name: String,
-    pub thresholds: Thresholds,
+    pub rule: Rule,
     /// Whether the timed figures were paired round by round (one run).
     pub paired: bool,
-    pub confidence: f64,
-    /// Worst first.
-    pub findings: Vec<Finding>,
+    /// Every figure judged, worst first.
+    pub judgements: Vec<Judgement>,
     /// Cells on one side only, or without a figure.
     pub unmatched: Vec<String>,
     /// The explanations of flagged cells, where there are any.
@@ -89,13 +125,12 @@ pub struct Explanation {
 }
 
 /// One figure of one matched cell, judged.
-#[derive(Debug, Clone, Serialize)]
-pub struct Finding {
+#[derive(Debug, Clone)]
+pub struct Judgement {
     /// The cell, as "tokio, 1 thread, 1000 connections".
     pub cell: String,
     /// The candidate's implementation, load and workload.
     pub key: Key,
-    #[serde(serialize_with = "figure_key")]
     pub metric: Metric,
     pub baseline: f64,
     pub candidate: f64,
@@ -108,13 +143,70 @@ pub struct Finding {
     /// runs taught it (none: the default for the kind of figure).
     pub threshold: f64,
     pub learned_from: Option<usize>,
+    /// Whether the interval lies beyond the threshold, and which way: the
+    /// figure's flag, confirmed or not.
     pub verdict: Verdict,
+    /// The change in logarithms that the family-wise test judges.
+    pub change: LogChange,
+    /// The one-sided p value of a change beyond the threshold in the
+    /// direction flagged (1 where nothing is).
+    pub p: f64,
+    /// Whether the flag holds with every figure of the comparison judged
+    /// together ([`Rule`]).
+    pub confirmed: bool,
     /// Either side's cell was client-bound: the change may be the client's.
     pub client_bound: bool,
 }
 
-fn figure_key<S: serde::Serializer>(figure: &Metric, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(figure.key)
+impl Judgement {
+    /// The verdict that counts: the flag where it is confirmed, else no change.
+    pub fn counts(&self) -> Verdict {
+        match self.confirmed {
+            true => self.verdict,
+            false => Verdict::NoChange,
+        }
+    }
+
+    /// How tables say it: a confirmed regression stands out, and a flag
+    /// that is not confirmed says so.
+    pub fn word(&self) -> &'static str {
+        match (self.verdict, self.confirmed) {
+            (Verdict::NoChange, _) => Verdict::NoChange.word(),
+            (v, true) => v.word(),
+            (Verdict::Regressed, false) => "regressed, unconfirmed",
+            (Verdict::Improved, false) => "improved, unconfirmed",
+        }
+    }
+
+    /// Its benchmark's name in the exports: implementation and load.
+    pub fn bench_name(&self, comparison: &Comparison) -> String {
+        let implementation = if self.key.implementation.is_empty() {
+            &comparison.candidate_name
+        } else {
+            &self.key.implementation
+        };
+        let w = &self.key.workload;
+        let window = match w.window {
+            1 => String::new(),
+            w => format!(" {w}w"),
+        };
+        let client = match self.key.load.client_threads {
+            Some(n) => format!("/{n}"),
+            None => String::new(),
+        };
+        format!(
+            "{implementation} {}t{client} {}c {}B{window}{}",
+            self.key.load.threads,
+            self.key.load.connections,
+            w.block,
+            w.beyond_block_and_window()
+        )
+    }
+
+    /// Whether its figure goes up when it gets worse.
+    fn worse_is_up(&self) -> bool {
+        !self.metric.bigger_is_better()
+    }
 }
 
 /// A cell's noise threshold for one figure, learned from its past runs on
@@ -179,9 +271,25 @@ pub struct Sides<'a> {
     paired: bool,
     /// Thresholds learned from the candidate cells' past runs.
     learned: BTreeMap<(Key, Metric), Learned>,
+    /// The figures judged, where not every figure the verdicts judge:
+    /// the family whose false alarms the rule bounds is these.
+    only: Option<Vec<Metric>>,
 }
 
 impl Sides<'_> {
+    /// These sides, judged by `figures` alone.
+    pub fn only(self, figures: &[Metric]) -> Self {
+        Self {
+            only: Some(figures.to_vec()),
+            ..self
+        }
+    }
+
+    /// Whether `figure` is judged.
+    fn judges(&self, figure: Metric) -> bool {
+        self.only.as_ref().is_none_or(|only| only.contains(&figure))
+    }
+
     /// How many cells of the candidate have a baseline to be judged against.
     #[cfg(test)]
     pub fn matched(&self) -> usize {
@@ -259,6 +367,7 @@ pub fn within<'a>(
         candidate_name: candidate.into(),
         paired: true,
         learned: BTreeMap::new(),
+        only: None,
     })
 }
 
@@ -272,6 +381,7 @@ pub fn between<'a>(bn: &str, b: &'a Results, cn: &str, c: &'a Results) -> Sides<
         candidate_name: cn.into(),
         paired: false,
         learned: BTreeMap::new(),
+        only: None,
     }
 }
 
@@ -314,8 +424,10 @@ pub fn differences(b: &Results, c: &Results) -> Vec<String> {
     out
 }
 
-/// Judges every matched cell; lists the cells that could not be compared.
-pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<Comparison> {
+/// Judges every matched cell by `rule`; lists the cells that could not be
+/// compared.
+pub fn judge(sides: &Sides, rule: Rule) -> Result<Comparison> {
+    let (thresholds, confidence) = (rule.thresholds, rule.confidence);
     let mut unmatched = Vec::new();
     // Every figure to judge, in order.
     let mut tasks: Vec<Task> = Vec::new();
@@ -340,7 +452,7 @@ pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<C
         // figures measure the backlog, not the server. The costs still hold.
         let behind = b.not_sustained().or(c.not_sustained());
         let mut unsustained: Vec<&str> = Vec::new();
-        for metric in Figure::judged() {
+        for metric in Figure::judged().filter(|&m| sides.judges(m)) {
             if behind.is_some() && metric.judged == Some(Judged::Timed) {
                 unsustained.push(metric.label);
                 continue;
@@ -387,7 +499,7 @@ pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<C
             ));
         }
     }
-    let mut findings: Vec<Finding> = tasks
+    let mut judgements: Vec<Judgement> = tasks
         .iter()
         .map(|task| {
             let Task {
@@ -399,11 +511,17 @@ pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<C
                 cv,
             } = task;
             let metric = *metric;
-            let Interval { ratio, low, high } = match sides.paired && !metric.counted() {
+            let paired = sides.paired && !metric.counted();
+            let Interval { ratio, low, high } = match paired {
                 true => stats::paired_ratio(bv, cv, confidence),
                 false => stats::ratio_of_medians(bv, cv, confidence),
             }
             .expect("both sides have values");
+            let change = match paired {
+                true => LogChange::paired(bv, cv),
+                false => LogChange::unpaired(bv, cv),
+            }
+            .expect("both sides have runs enough");
             let learned = sides.learned.get(&((*key).clone(), metric));
             let threshold = match (metric.counted(), learned) {
                 (false, Some(learned)) => learned.threshold,
@@ -415,7 +533,7 @@ pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<C
                 (min - floor, v.iter().copied().fold(min, f64::max) - floor)
             };
             let median = |v: &[f64]| stats::median(v).unwrap_or(0.0) - floor;
-            Finding {
+            Judgement {
                 cell: label(key, c),
                 key: cell_key(c, true),
                 metric,
@@ -433,16 +551,20 @@ pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<C
                     threshold,
                     metric.bigger_is_better(),
                 ),
+                change,
+                p: 1.0,
+                confirmed: false,
                 client_bound: b.client_bound || c.client_bound,
             }
         })
         .collect();
+    confirm(&mut judgements, rule.alpha());
     for (key, c) in &sides.candidate {
         if !sides.baseline.contains_key(key) {
             unmatched.push(format!("{}: only in the candidate", label(key, c)));
         }
     }
-    if findings.is_empty() {
+    if judgements.is_empty() {
         bail!(
             "no cell of {} matches one of {} with figures on both sides{}",
             sides.baseline_name,
@@ -455,17 +577,38 @@ pub fn judge(sides: &Sides, thresholds: Thresholds, confidence: f64) -> Result<C
         );
     }
     // Worst first: the change in the bad direction, largest first.
-    findings.sort_by(|a, b| badness(b).total_cmp(&badness(a)));
+    judgements.sort_by(|a, b| badness(b).total_cmp(&badness(a)));
     Ok(Comparison {
         baseline_name: sides.baseline_name.clone(),
         candidate_name: sides.candidate_name.clone(),
-        thresholds,
+        rule,
         paired: sides.paired,
-        confidence,
-        findings,
+        judgements,
         unmatched,
         explanations: Vec::new(),
     })
+}
+
+/// Confirms the flags that hold with every figure judged together: each
+/// figure is tested both ways, up and down beyond its threshold, and
+/// Holm's rule over all those tests at `alpha` confirms the flag of the
+/// direction it holds. One family for the whole comparison: every cell,
+/// every figure, both sides.
+fn confirm(judgements: &mut [Judgement], alpha: f64) {
+    let p: Vec<f64> = judgements
+        .iter()
+        .flat_map(|j| [true, false].map(|up| j.change.beyond(j.threshold, up)))
+        .collect();
+    let held = stats::holm(&p, alpha);
+    for (i, j) in judgements.iter_mut().enumerate() {
+        let up = match j.verdict {
+            Verdict::NoChange => continue,
+            Verdict::Regressed => j.worse_is_up(),
+            Verdict::Improved => !j.worse_is_up(),
+        };
+        let at = 2 * i + usize::from(!up);
+        (j.p, j.confirmed) = (p[at], held[at]);
+    }
 }
 
 /// A figure of a matched cell to judge: both sides' values, floored.
@@ -494,7 +637,7 @@ pub fn significant(v: f64) -> String {
 }
 
 /// How much worse the candidate is: positive for worse, in relative terms.
-pub fn badness(f: &Finding) -> f64 {
+pub fn badness(f: &Judgement) -> f64 {
     if f.metric.bigger_is_better() {
         1.0 - f.ratio
     } else {
@@ -509,30 +652,59 @@ impl Comparison {
             true => "the median of the rounds' ratios (the two sides ran interleaved)",
             false => "the ratio of medians",
         };
+        let thresholds = self.rule.thresholds;
         format!(
             "baseline: {}\ncandidate: {}\ntimed figures: {timed}, threshold {}%; cost \
              figures (CPU, context switches and system calls per block, of the server (srv) \
              and the client (cli)): the same, threshold {}%; counted figures (instructions, \
              system calls per block under callgrind): the ratio of medians, threshold {}%; \
-             each with a bootstrap interval; a change counts only when the whole interval is \
-             beyond the threshold (for RTT and every cost, up is worse){}\n\n",
+             each with a bootstrap interval; a figure is flagged only when the whole interval \
+             is beyond the threshold (for RTT and every cost, up is worse){}.\n{}\n\n",
             self.baseline_name,
             self.candidate_name,
-            self.thresholds.timed * 100.0,
-            self.thresholds.cost * 100.0,
-            self.thresholds.counted * 100.0,
-            match self.findings.iter().any(|f| f.learned_from.is_some()) {
+            thresholds.timed * 100.0,
+            thresholds.cost * 100.0,
+            thresholds.counted * 100.0,
+            match self.judgements.iter().any(|f| f.learned_from.is_some()) {
                 true => format!(
                     "; where the history holds {} or more past runs of a cell on the \
-                     candidate's machine, its timed threshold is the upper interquartile fence \
+                     candidate's machine, its threshold is the upper interquartile fence \
                      of the changes between them (its latest {}), at least {}%",
                     defaults::HISTORY_FEWEST_RUNS,
                     defaults::HISTORY_LEARNING_RUNS,
                     defaults::HISTORY_FLOOR_PERCENT
                 ),
                 false => String::new(),
-            }
+            },
+            self.false_alarms()
         )
+    }
+
+    /// The rule that confirms a flag, and the false alarms it allows.
+    pub fn false_alarms(&self) -> String {
+        let looks = match self.rule.looks {
+            1 => String::new(),
+            n => format!(
+                " (this pair judged up to {n} times as rounds were added: a share of it each time)"
+            ),
+        };
+        format!(
+            "A flag is confirmed only when it holds with all {} figures judged together (Holm's \
+             rule over t tests of each figure's change in logarithms beyond its threshold, \
+             both ways, a tenth of each end trimmed from ten rounds on): a candidate no \
+             different from its baseline gets a confirmed change in at most {}% of \
+             checks{looks}, however many figures they judge. Only a confirmed regression \
+             fails the check; how often a check cries wolf here is \
+             measured in the book's \"Measured power\".",
+            self.judgements.len(),
+            self.false_alarm_percent(),
+        )
+    }
+
+    /// The most checks of two identical builds, in percent, that confirm
+    /// a change: 5 by default.
+    pub fn false_alarm_percent(&self) -> f64 {
+        ((1.0 - self.rule.confidence) * 1e4).round() / 100.0
     }
 
     /// The table's header.
@@ -543,17 +715,17 @@ impl Comparison {
             "baseline",
             "candidate",
             "change",
-            &format!("{:.0}% interval", self.confidence * 100.0),
+            &format!("{:.0}% interval", self.rule.confidence * 100.0),
             "threshold",
             "verdict",
         ]
         .map(String::from)
     }
 
-    /// A row per finding.
+    /// A row per judgement.
     pub fn rows(&self) -> Vec<[String; 8]> {
         let percent = |r: f64| format!("{:+.1}%", (r - 1.0) * 100.0);
-        self.findings
+        self.judgements
             .iter()
             .map(|f| {
                 [
@@ -567,22 +739,34 @@ impl Comparison {
                         Some(runs) => format!("{:.1}% ({runs} past runs)", f.threshold * 100.0),
                         None => format!("{}% (default)", f.threshold * 100.0),
                     },
-                    f.verdict.word().into(),
+                    f.word().into(),
                 ]
             })
             .collect()
     }
 
-    /// After the table: the tally, and what could not be compared.
-    pub fn epilogue(&self) -> String {
-        let count = |v: Verdict| self.findings.iter().filter(|f| f.verdict == v).count();
-        let mut out = format!(
-            "\n{} figure(s) compared: {} regressed, {} improved\n",
-            self.findings.len(),
+    /// The tally: "144 figure(s) compared: 14 regressed, 0 improved
+    /// (confirmed); 3 more flagged alone, unconfirmed".
+    pub fn tally(&self) -> String {
+        let count = |v: Verdict| self.judgements.iter().filter(|f| f.counts() == v).count();
+        let unconfirmed = self
+            .judgements
+            .iter()
+            .filter(|f| f.verdict != Verdict::NoChange && !f.confirmed)
+            .count();
+        format!(
+            "{} figure(s) compared: {} regressed, {} improved (confirmed); {unconfirmed} more \
+             flagged by their own intervals alone, unconfirmed",
+            self.judgements.len(),
             count(Verdict::Regressed),
             count(Verdict::Improved)
-        );
-        if self.findings.iter().any(|f| f.client_bound) {
+        )
+    }
+
+    /// The marks' meaning, and what could not be compared.
+    pub fn notes(&self) -> String {
+        let mut out = String::new();
+        if self.judgements.iter().any(|f| f.client_bound) {
             out.push_str(
                 "^ client-bound on a side: the client, not the server, set the pace; a change \
                  there may be the client's\n",
@@ -597,7 +781,6 @@ impl Comparison {
         out
     }
 
-    /// Whether anything regressed.
     /// What each flagged cell's explanation names, as text or, for a
     /// pull request's comment, with a link to its page.
     pub fn why(&self, links: bool) -> String {
@@ -615,13 +798,13 @@ impl Comparison {
         out
     }
 
-    /// The cells flagged regressed or improved, as their keys say what
-    /// they measure, each once.
+    /// The cells with a confirmed regression or improvement, as their
+    /// keys say what they measure, each once.
     pub fn flagged(&self) -> Vec<String> {
         let mut cells: Vec<String> = self
-            .findings
+            .judgements
             .iter()
-            .filter(|f| matches!(f.verdict, Verdict::Regressed | Verdict::Improved))
+            .filter(|f| f.counts() != Verdict::NoChange)
             .map(|f| f.key.what())
             .collect();
         let mut seen = std::collections::BTreeSet::new();
@@ -629,42 +812,16 @@ impl Comparison {
         cells
     }
 
+    /// Whether any regression is confirmed: what fails a check.
     pub fn regressed(&self) -> bool {
-        self.findings
+        self.judgements
             .iter()
-            .any(|f| f.verdict == Verdict::Regressed)
-    }
-}
-
-impl Finding {
-    /// Its benchmark's name in the exports: implementation and load.
-    pub fn bench_name(&self, comparison: &Comparison) -> String {
-        let implementation = if self.key.implementation.is_empty() {
-            &comparison.candidate_name
-        } else {
-            &self.key.implementation
-        };
-        let w = &self.key.workload;
-        let window = match w.window {
-            1 => String::new(),
-            w => format!(" {w}w"),
-        };
-        let client = match self.key.load.client_threads {
-            Some(n) => format!("/{n}"),
-            None => String::new(),
-        };
-        format!(
-            "{implementation} {}t{client} {}c {}B{window}{}",
-            self.key.load.threads,
-            self.key.load.connections,
-            w.block,
-            w.beyond_block_and_window()
-        )
+            .any(|f| f.counts() == Verdict::Regressed)
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::collections::BTreeSet;
 
     use pingpong::protocol::Protocol;
@@ -674,7 +831,7 @@ mod tests {
     use crate::matrix::Tls;
     use crate::report::tests::fixture;
     use crate::report::{self, Format};
-    use crate::results::Status;
+    use crate::results::{Run, Status};
 
     /// The fixture with every ok cell's runs at `mib` MiB/s, six of them.
     fn steady(mib: f64) -> Results {
@@ -690,9 +847,9 @@ mod tests {
         run
     }
 
-    fn throughput(comparison: &Comparison) -> Vec<&Finding> {
+    pub(crate) fn throughput(comparison: &Comparison) -> Vec<&Judgement> {
         comparison
-            .findings
+            .judgements
             .iter()
             .filter(|f| f.metric.key == "mib_per_s")
             .collect()
@@ -715,7 +872,94 @@ mod tests {
             cost: 0.05,
             counted: 0.01,
         };
-        judge(&sides, thresholds, 0.95).unwrap()
+        let rule = Rule {
+            thresholds,
+            confidence: 0.95,
+            looks: 1,
+        };
+        judge(&sides, rule).unwrap()
+    }
+
+    /// The fixture's mio and tokio at each ok load, six rounds of mio's
+    /// first run there, tokio's MiB/s and p99 scaled round by round by
+    /// `scale(load, round)`: every other figure the same on both sides.
+    fn rounds(scale: impl Fn(usize, usize) -> (f64, f64)) -> Results {
+        let mut run = fixture();
+        run.cells.retain(|c| c.status == Status::Ok);
+        let template: Vec<Run> = (run.cells.iter())
+            .filter(|c| c.implementation == "mio")
+            .map(|c| c.runs[0].clone())
+            .collect();
+        for (i, cell) in run.cells.iter_mut().enumerate() {
+            let load = i / 2;
+            cell.runs = (0..6)
+                .map(|round| {
+                    let mut r = template[load].clone();
+                    if cell.implementation == "tokio" {
+                        let (mib, p99) = scale(load, round);
+                        r.mib_per_s *= mib;
+                        r.rtt.as_mut().unwrap().p99_us *= p99;
+                    }
+                    r
+                })
+                .collect();
+        }
+        run
+    }
+
+    /// The second load's MiB/s, round by round: every round below -2%,
+    /// one far off.
+    const LONE: [f64; 6] = [0.90, 0.95, 0.97, 0.96, 0.94, 0.70];
+
+    /// The first load halved in every round, its p99 doubled; the second
+    /// load's MiB/s `LONE`; the rest unchanged.
+    pub(crate) fn halved_and_lone() -> Comparison {
+        let results = rounds(|load, round| match load {
+            0 => ([0.50, 0.52, 0.49, 0.51, 0.50, 0.48][round], 2.0),
+            1 => (LONE[round], 1.0),
+            _ => (1.0, 1.0),
+        });
+        let sides = within("", &results, "mio", "tokio").unwrap();
+        judge(&sides, Rule::default_for(true)).unwrap()
+    }
+
+    #[test]
+    fn a_flag_alone_is_not_confirmed() {
+        // The halved load is confirmed; the lone one, flagged by its
+        // interval, is not among the figures judged together.
+        let judged = halved_and_lone();
+        let mib = throughput(&judged);
+        let (halved, alone) = (mib[0], mib[1]);
+        assert_eq!(
+            (halved.verdict, halved.confirmed),
+            (Verdict::Regressed, true)
+        );
+        assert_eq!(
+            (alone.verdict, alone.confirmed),
+            (Verdict::Regressed, false)
+        );
+        assert_eq!(alone.counts(), Verdict::NoChange);
+        assert_eq!(alone.word(), "regressed, unconfirmed");
+        assert!(alone.p > 0.05 / (2 * judged.judgements.len()) as f64);
+        assert!(judged.regressed());
+        assert_eq!(judged.flagged(), [halved.key.what()]);
+
+        assert!(
+            judged
+                .tally()
+                .contains("2 regressed, 0 improved (confirmed); 1 more")
+        );
+
+        // The lone flag alone: nothing fails the check, and it says so.
+        let results = rounds(|load, round| match load {
+            1 => (LONE[round], 1.0),
+            _ => (1.0, 1.0),
+        });
+        let sides = within("", &results, "mio", "tokio").unwrap();
+        let judged = judge(&sides, Rule::default_for(true)).unwrap();
+        assert!(!judged.regressed());
+        assert!(judged.flagged().is_empty());
+        assert!(judged.preamble().contains("at most 5% of checks"));
     }
 
     #[test]

@@ -23,6 +23,7 @@ use sha2::{Digest, Sha256};
 
 use crate::matrix::Rate;
 use crate::results::{Cell, Host, Results, Run, Status, Summary};
+use crate::stats::LogChange;
 use crate::{defaults, stats};
 pub use store::Location;
 use store::{Row, Store};
@@ -392,6 +393,11 @@ pub struct Series {
     pub cell: Cell,
     /// Oldest first.
     pub points: Vec<Point>,
+    /// Its steps that `compare check`'s rule confirms, every series of the
+    /// history judged together (see [`confirm_steps`]).
+    pub steps: Vec<Step>,
+    /// The places its segmentation proposed that the rule did not confirm.
+    pub unconfirmed: usize,
 }
 
 /// A run of a series' cell.
@@ -498,9 +504,15 @@ impl History {
                     machine,
                     cell,
                     points,
+                    steps: Vec::new(),
+                    unconfirmed: 0,
                 })
             })
-            .collect()
+            .collect::<Result<Vec<Series>>>()
+            .map(|mut all| {
+                confirm_steps(&mut all);
+                all
+            })
     }
 }
 
@@ -517,32 +529,74 @@ pub struct Step {
     pub cause: String,
 }
 
-impl Series {
-    /// Its steps; none where it has too few runs to tell (see [`judged`]).
-    pub fn steps(&self) -> Vec<Step> {
-        if !judged(self) {
-            return Vec::new();
+/// Finds every series' steps and keeps those `compare check`'s rule
+/// confirms. Binary segmentation proposes them where the medians either
+/// side differ by more than the series' own noise between runs (see
+/// [`stats::steps`]); each proposal is the change in logarithms between
+/// the runs' medians either side of it, up to the proposals next to it,
+/// tested (Welch's t) beyond the floor of a change that counts, and
+/// Holm's rule over every proposal of every series confirms them: a
+/// history with no step in it has any confirmed at most 5% of the time
+/// however many series it holds. A step's levels are the medians between
+/// confirmed steps.
+pub fn confirm_steps(all: &mut [Series]) {
+    let floor = defaults::HISTORY_FLOOR_PERCENT / 100.0;
+    let mut proposals: Vec<(usize, usize)> = Vec::new();
+    let mut p = Vec::new();
+    for (i, series) in all.iter().enumerate() {
+        if !judged(series) {
+            continue;
         }
-        let values: Vec<f64> = self.points.iter().map(|p| p.mib_per_s.median).collect();
-        let found = stats::steps(
-            &values,
-            defaults::HISTORY_FEWEST_RUNS / 2,
-            defaults::HISTORY_FLOOR_PERCENT / 100.0,
-        );
-        let mut edges = vec![0];
-        edges.extend(&found);
-        edges.push(values.len());
+        let values = series.values();
+        let found = stats::steps(&values, defaults::HISTORY_FEWEST_RUNS / 2, floor);
+        let edges = edges(&found, values.len());
+        for (k, &at) in found.iter().enumerate() {
+            let (before, after) = (&values[edges[k]..at], &values[at..edges[k + 2]]);
+            let change = LogChange::unpaired(before, after).expect("three runs a side");
+            proposals.push((i, at));
+            p.push(change.beyond(floor, change.estimate > 0.0));
+        }
+    }
+    let held = stats::holm(&p, 1.0 - defaults::CONFIDENCE);
+    for series in all.iter_mut() {
+        (series.steps, series.unconfirmed) = (Vec::new(), 0);
+    }
+    let mut confirmed: Vec<Vec<usize>> = vec![Vec::new(); all.len()];
+    for ((i, at), held) in proposals.into_iter().zip(held) {
+        match held {
+            true => confirmed[i].push(at),
+            false => all[i].unconfirmed += 1,
+        }
+    }
+    for (series, found) in all.iter_mut().zip(confirmed) {
+        let values = series.values();
+        let edges = edges(&found, values.len());
         let level = |a: usize, b: usize| stats::median(&values[a..b]).unwrap_or(0.0);
-        found
+        series.steps = found
             .iter()
             .enumerate()
-            .map(|(i, &at)| Step {
+            .map(|(k, &at)| Step {
                 at,
-                before: level(edges[i], at),
-                after: level(at, edges[i + 2]),
-                cause: cause(&self.cell, &self.points[at - 1], &self.points[at]),
+                before: level(edges[k], at),
+                after: level(at, edges[k + 2]),
+                cause: cause(&series.cell, &series.points[at - 1], &series.points[at]),
             })
-            .collect()
+            .collect();
+    }
+}
+
+/// The stretches' ends: 0, each step, and the series' length.
+fn edges(steps: &[usize], len: usize) -> Vec<usize> {
+    let mut edges = vec![0];
+    edges.extend(steps);
+    edges.push(len);
+    edges
+}
+
+impl Series {
+    /// Each point's median MiB/s, oldest first.
+    fn values(&self) -> Vec<f64> {
+        self.points.iter().map(|p| p.mib_per_s.median).collect()
     }
 }
 
@@ -564,10 +618,11 @@ impl Step {
 pub fn steps(history: &History) -> Result<String> {
     let all = history.series()?;
     let mut out = String::new();
-    let (mut judged_series, mut steps) = (0, 0);
+    let (mut judged_series, mut steps, mut unconfirmed) = (0, 0, 0);
     for series in all.iter().filter(|s| judged(s)) {
         judged_series += 1;
-        for step in series.steps() {
+        unconfirmed += series.unconfirmed;
+        for step in &series.steps {
             steps += 1;
             let (last, first) = (&series.points[step.at - 1], &series.points[step.at]);
             out += &format!(
@@ -590,7 +645,9 @@ pub fn steps(history: &History) -> Result<String> {
         }
     }
     Ok(format!(
-        "{out}{steps} step(s) in {judged_series} series of {} or more runs ({} series in all)\n",
+        "{out}{steps} step(s) in {judged_series} series of {} or more runs ({} series in all), \
+         confirmed by compare check's rule with every series judged together; {unconfirmed} \
+         more proposed, unconfirmed\n",
         2 * (defaults::HISTORY_FEWEST_RUNS / 2),
         all.len()
     ))
@@ -1016,7 +1073,9 @@ mod tests {
         let said = steps(&history).unwrap();
         assert!(
             said.ends_with(&format!(
-                "{ok} step(s) in {ok} series of 6 or more runs ({ok} series in all)\n"
+                "{ok} step(s) in {ok} series of 6 or more runs ({ok} series in all), confirmed \
+                 by compare check's rule with every series judged together; 0 more proposed, \
+                 unconfirmed\n"
             )),
             "{said}"
         );
@@ -1032,6 +1091,49 @@ mod tests {
             cell.implementation, cell.version
         );
         assert!(said.lines().nth(1).unwrap().contains(&bisect), "{said}");
+    }
+
+    /// A series of the fixture's first ok cell at these medians, a run a day.
+    fn series(medians: &[f64]) -> Series {
+        let cell = fixture().cells.into_iter().find(|c| c.status == Status::Ok);
+        let points = medians
+            .iter()
+            .enumerate()
+            .map(|(i, &median)| Point {
+                run: i as i64,
+                started: format!("2026-01-{:02}T00:00:00+00:00", i + 1),
+                commit: None,
+                version: "1.0.0".into(),
+                mib_per_s: Summary {
+                    median,
+                    min: median,
+                    max: median,
+                },
+                client_bound: false,
+            })
+            .collect();
+        Series {
+            machine: "m".into(),
+            cell: cell.unwrap(),
+            points,
+            steps: Vec::new(),
+            unconfirmed: 0,
+        }
+    }
+
+    #[test]
+    fn a_step_counts_where_the_rule_confirms_it_among_every_series() {
+        // A clean 30% step; and one of 1.1%, just past the 1% floor that
+        // proposes it, its runs' spread as large as its distance past
+        // that: proposed, not confirmed.
+        let clean = [100.0, 102.0, 99.0, 101.0, 70.0, 71.0, 69.0, 70.5];
+        let barely = [100.0, 100.1, 99.9, 100.0, 98.9, 99.0, 98.8, 98.9];
+        let mut all = vec![series(&clean), series(&barely)];
+        confirm_steps(&mut all);
+        assert_eq!(all[0].steps.len(), 1, "{:?}", all[0].steps);
+        assert_eq!((all[0].steps[0].at, all[0].unconfirmed), (4, 0));
+        assert!((all[0].steps[0].change() + 0.3).abs() < 0.01);
+        assert_eq!((all[1].steps.len(), all[1].unconfirmed), (0, 1));
     }
 
     #[test]

@@ -1,15 +1,16 @@
 //! A series of releases side by side (a range, `tokio@1.45.0..1.54.1`, or
 //! releases named one by one, `tokio@1.50.0,tokio@1.52.2`): at each load,
 //! the figures release by release, and the steps between consecutive
-//! releases that clear the noise by `compare check`'s rule (the releases
-//! ran interleaved in one run, so paired), listed worst first.
+//! releases that `compare check`'s rule confirms (the releases ran
+//! interleaved in one run, so paired; each pair of releases its own
+//! check), listed worst first.
 
 use std::collections::BTreeSet;
 
 use super::grid::{Entry, Grid, figure};
 use super::open_loop::runs_median;
-use crate::check::verdicts::{Finding, badness, default_thresholds, judge, within};
-use crate::defaults;
+use crate::check::findings::change;
+use crate::check::verdicts::{Judgement, Rule, badness, judge, within};
 use crate::implementation::{Spec, Versions};
 use crate::matrix::{Load, Workload};
 use crate::results::{Cell, Results, Status, registry};
@@ -20,7 +21,14 @@ use crate::stats::Verdict;
 pub struct Step {
     pub before: String,
     pub after: String,
-    pub finding: Finding,
+    pub judgement: Judgement,
+}
+
+/// Every step of every range that `compare check` confirms, worst first,
+/// and how many figures its intervals flagged that it did not confirm.
+pub struct Steps {
+    pub confirmed: Vec<Step>,
+    pub unconfirmed: usize,
 }
 
 /// The workloads and loads the releases `names` ran at, in order.
@@ -46,10 +54,9 @@ pub fn cell<'a>(
         .find(|c| c.implementation == name && (c.workload(), c.load()) == (workload, load))
 }
 
-/// Every step of every range that clears the noise, worst first.
-pub fn steps(results: &Results) -> Vec<Step> {
-    let thresholds = default_thresholds(true);
-    let mut steps = Vec::new();
+/// Every step of every range that `compare check` confirms.
+pub fn steps(results: &Results) -> Steps {
+    let (mut steps, mut unconfirmed) = (Vec::new(), 0);
     for range in &results.release_series() {
         let names = range.names();
         for pair in names.windows(2) {
@@ -58,24 +65,27 @@ pub fn steps(results: &Results) -> Vec<Step> {
             let Ok(sides) = within("", results, before, after) else {
                 continue;
             };
-            let Ok(comparison) = judge(&sides, thresholds, defaults::CONFIDENCE) else {
+            let Ok(comparison) = judge(&sides, Rule::default_for(true)) else {
                 continue;
             };
-            steps.extend(
-                comparison
-                    .findings
-                    .into_iter()
-                    .filter(|f| f.verdict != Verdict::NoChange)
-                    .map(|finding| Step {
+            for judgement in comparison.judgements {
+                match judgement.counts() {
+                    Verdict::NoChange if judgement.verdict != Verdict::NoChange => unconfirmed += 1,
+                    Verdict::NoChange => {}
+                    _ => steps.push(Step {
                         before: before.clone(),
                         after: after.clone(),
-                        finding,
+                        judgement,
                     }),
-            );
+                }
+            }
         }
     }
-    steps.sort_by(|a, b| badness(&b.finding).total_cmp(&badness(&a.finding)));
-    steps
+    steps.sort_by(|a, b| badness(&b.judgement).total_cmp(&badness(&a.judgement)));
+    Steps {
+        confirmed: steps,
+        unconfirmed,
+    }
 }
 
 /// For each range and load, a table of its releases; then the steps.
@@ -90,8 +100,8 @@ pub fn tables(results: &Results) -> Vec<Grid> {
             grids.push(Grid {
                 title: format!(
                     "Releases of {}, {}, {}: MiB/s, p99 round trip, \
-                     server CPU per block, and the step from the release before where it clears \
-                     the noise",
+                     server CPU per block, and the step from the release before where \
+                     compare check confirms it",
                     range.krate,
                     load.label(),
                     workload.label(),
@@ -105,7 +115,7 @@ pub fn tables(results: &Results) -> Vec<Grid> {
                     .map(|(i, name)| {
                         let step = match i {
                             0 => String::new(),
-                            _ => step_text(&steps, &names[i - 1], name, workload, load),
+                            _ => step_text(&steps.confirmed, &names[i - 1], name, workload, load),
                         };
                         row(name, cell(name), step)
                     })
@@ -115,9 +125,13 @@ pub fn tables(results: &Results) -> Vec<Grid> {
     }
     if !series.is_empty() {
         grids.push(Grid {
-            title: "Steps between consecutive releases that clear the noise, worst first \
-                    (compare check's rule, paired: the releases ran interleaved)"
-                .into(),
+            title: format!(
+                "Steps between consecutive releases that compare check confirms, worst first \
+                 (paired: the releases ran interleaved; each pair of releases a check, its \
+                 figures judged together); {} more figure(s) flagged by their own intervals \
+                 alone, unconfirmed, are left out",
+                steps.unconfirmed
+            ),
             header: [
                 "cell",
                 "figure",
@@ -129,9 +143,10 @@ pub fn tables(results: &Results) -> Vec<Grid> {
             .map(String::from)
             .into(),
             rows: steps
+                .confirmed
                 .iter()
                 .map(|s| {
-                    let f = &s.finding;
+                    let f = &s.judgement;
                     [
                         f.cell.clone(),
                         f.metric.label.into(),
@@ -187,23 +202,17 @@ fn step_text(steps: &[Step], before: &str, after: &str, workload: Workload, load
         .iter()
         .filter(|s| s.before == before && s.after == after)
         .filter(|s| {
-            let k = &s.finding.key;
+            let k = &s.judgement.key;
             (k.workload, k.load) == (workload, load)
         })
         .map(|s| {
             format!(
                 "{} {} {}",
-                s.finding.metric.label,
-                change(&s.finding),
-                s.finding.verdict.word()
+                s.judgement.metric.label,
+                change(&s.judgement),
+                s.judgement.word()
             )
         })
         .collect();
     found.join("; ")
-}
-
-/// "-7.2% [-9.1%, -5.0%]": the change and its interval.
-fn change(f: &Finding) -> String {
-    let pct = |r: f64| format!("{:+.1}%", (r - 1.0) * 100.0);
-    format!("{} [{}, {}]", pct(f.ratio), pct(f.low), pct(f.high))
 }

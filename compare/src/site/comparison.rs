@@ -11,9 +11,9 @@ use anyhow::Result;
 
 use super::model::{Comparison, Run, Site};
 use super::page::Page;
-use crate::check::verdicts::{self, default_thresholds, judge, within};
+use crate::check::findings;
+use crate::check::verdicts::{self, Rule, judge, within};
 use crate::check::{Past, between_runs};
-use crate::defaults;
 use crate::explain::{self, Explained};
 use crate::report::html::escape;
 use crate::results::Results;
@@ -38,11 +38,9 @@ pub fn between(
     past: &Past,
 ) -> Result<Option<(verdicts::Comparison, Vec<String>)>> {
     let sides = between_runs((&b.title(), baseline), (&c.title(), candidate), Some(past))?;
-    Ok(
-        judge(&sides, default_thresholds(false), defaults::CONFIDENCE)
-            .ok()
-            .map(|judged| (judged, verdicts::differences(baseline, candidate))),
-    )
+    Ok(judge(&sides, Rule::default_for(false))
+        .ok()
+        .map(|judged| (judged, verdicts::differences(baseline, candidate))))
 }
 
 /// Two consecutive releases inside a run, judged paired; none where one
@@ -53,7 +51,7 @@ pub fn releases(
     (before, after): (&str, &str),
 ) -> Option<verdicts::Comparison> {
     let sides = within(&c.title(), results, before, after).ok()?;
-    judge(&sides, default_thresholds(true), defaults::CONFIDENCE).ok()
+    judge(&sides, Rule::default_for(true)).ok()
 }
 
 /// What a comparison of releases shows besides its verdicts: the files of
@@ -197,6 +195,14 @@ fn table(
         }
         page.push("</ul>\n");
     }
+    let found = findings::lines(judged);
+    if !found.is_empty() {
+        page.push(&format!("<p>{}</p>\n<ul>\n", escape(findings::HEADING)));
+        for finding in found {
+            page.push(&format!("<li>{}</li>\n", escape(&finding)));
+        }
+        page.push("</ul>\n");
+    }
     let preamble: Vec<String> = judged.preamble().lines().skip(2).map(escape).collect();
     page.push(&format!("<p>{}</p>\n<table>\n<tr>", preamble.join(" ")));
     for h in judged.header() {
@@ -208,8 +214,9 @@ fn table(
         let verdict = row[7].clone();
         for (i, entry) in row.iter().enumerate() {
             let class = match (i, verdict.as_str()) {
-                (7, "regressed") => " class=\"regressed\"",
+                (7, "REGRESSED") => " class=\"regressed\"",
                 (7, "improved") => " class=\"improved\"",
+                (7, "regressed, unconfirmed" | "improved, unconfirmed") => " class=\"unconfirmed\"",
                 _ => "",
             };
             page.push(&format!("<td{class}>{}</td>", escape(entry)));

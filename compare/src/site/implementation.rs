@@ -20,8 +20,9 @@ pub fn page(site: &Site, name: &str, series: &[&Series]) -> Result<(String, usiz
     page.push(
         "<p>Each chart is one cell on one machine, run after run: the median MiB/s of each \
          run's repetitions, with their min and max. In a series of 6 or more runs, the steps \
-         found (binary segmentation; a step counts where the levels either side differ by more \
-         than the series' own noise, at least 1%) are marked where they begin, with the level \
+         found (binary segmentation proposes them where the levels either side differ by more \
+         than the series' own noise, at least 1%; compare check's rule confirms them, with every \
+         series of the history judged together) are marked where they begin, with the level \
          between them: a step is \"near\" that run, an estimate.</p>\n",
     );
     variants(site, name, &mut page);
@@ -101,7 +102,7 @@ fn variants(site: &Site, name: &str, page: &mut Page) {
 /// A series' chart, and its steps beneath.
 fn chart(site: &Site, series: &Series, page: &mut Page) -> Result<()> {
     let label = series.cell.label();
-    let steps = series.steps();
+    let steps = &series.steps;
     let at: Vec<usize> = steps.iter().map(|s| s.at).collect();
     // The level of each stretch between steps: the first step's before,
     // then each step's after; with no step, the series' median.
@@ -124,7 +125,11 @@ fn chart(site: &Site, series: &Series, page: &mut Page) -> Result<()> {
         .collect();
     let svg = over_runs::chart(&label, &runs, &at, &levels)?;
     let judged = match crate::history::judged(series) {
-        true => format!("{} step(s) found", steps.len()),
+        true => format!(
+            "{} step(s) found, {} more proposed but not confirmed",
+            steps.len(),
+            series.unconfirmed
+        ),
         false => "too few runs to look for steps".into(),
     };
     let bound_note = match series.points.iter().any(|p| p.client_bound) {
@@ -144,7 +149,7 @@ fn chart(site: &Site, series: &Series, page: &mut Page) -> Result<()> {
         return Ok(());
     }
     page.push("<ul>\n");
-    for step in &steps {
+    for step in steps {
         let line = step_line(site, page, series, step);
         page.push(&format!("<li>{line}</li>\n"));
     }

@@ -77,12 +77,15 @@ fn moved(site: &Site, page: &mut Page) {
     let mut steps: Vec<(&Series, Step)> = site
         .series
         .iter()
-        .flat_map(|s| s.steps().into_iter().map(move |step| (s, step)))
+        .flat_map(|s| s.steps.iter().map(move |step| (s, step.clone())))
         .collect();
     steps.sort_by(|a, b| b.1.change().abs().total_cmp(&a.1.change().abs()));
     let looked = site.series.iter().filter(|s| judged(s)).count();
+    let unconfirmed: usize = site.series.iter().map(|s| s.unconfirmed).sum();
     page.push(&format!(
-        "<h2>What moved</h2>\n<p>{} step(s) in the {looked} series of 6 or more runs.</p>\n",
+        "<h2>What moved</h2>\n<p>{} step(s) in the {looked} series of 6 or more runs, confirmed \
+         by compare check's rule with every series judged together; {unconfirmed} more \
+         proposed, unconfirmed.</p>\n",
         steps.len()
     ));
     if steps.is_empty() {

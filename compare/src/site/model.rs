@@ -192,33 +192,45 @@ impl Comparison {
         format!("comparisons/{}.html", self.name)
     }
 
-    /// "3 regressed, 1 improved of 40 figure(s)".
+    /// "3 regressed, 1 improved of 40 figure(s), 2 unconfirmed".
     pub fn tally(&self) -> String {
         let Tally {
             regressed,
             improved,
             figures,
+            unconfirmed,
         } = self.tally;
-        format!("{regressed} regressed, {improved} improved of {figures} figure(s)")
+        format!(
+            "{regressed} regressed, {improved} improved of {figures} figure(s), confirmed; \
+             {unconfirmed} unconfirmed"
+        )
     }
 }
 
 /// A comparison's verdicts, counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tally {
+    /// Confirmed.
     pub regressed: usize,
     pub improved: usize,
     pub figures: usize,
+    /// Flagged by their own intervals, not confirmed.
+    pub unconfirmed: usize,
 }
 
 impl Tally {
     pub fn of(judged: &crate::check::verdicts::Comparison) -> Self {
         use crate::stats::Verdict;
-        let count = |v: Verdict| judged.findings.iter().filter(|f| f.verdict == v).count();
+        let all = &judged.judgements;
+        let count = |v: Verdict| all.iter().filter(|j| j.counts() == v).count();
         Self {
             regressed: count(Verdict::Regressed),
             improved: count(Verdict::Improved),
-            figures: judged.findings.len(),
+            figures: all.len(),
+            unconfirmed: all
+                .iter()
+                .filter(|j| j.verdict != Verdict::NoChange && !j.confirmed)
+                .count(),
         }
     }
 }

@@ -21,7 +21,7 @@ document.getElementById('self-check').textContent=\
 fetched=${performance.getEntriesByType('resource').length} errors=${errors}`;});";
 
 /// More style for the site's own marks: verdicts, steps, the navigation.
-const SITE_STYLE: &str = "nav a{margin-right:1.2em}td.text{text-align:left;white-space:normal;word-break:break-word}.regressed{color:#b00020;font-weight:bold}.improved{color:#1b7a2f}\
+const SITE_STYLE: &str = "nav a{margin-right:1.2em}td.text{text-align:left;white-space:normal;word-break:break-word}.regressed{color:#b00020;font-weight:bold}.improved{color:#1b7a2f}.unconfirmed{color:#8a6d00}\
 .down{color:#b00020}.up{color:#1b7a2f}small{color:#555}details{margin:.5em 0 1em}";
 
 /// A page being written; [`Page::end`] closes it.

@@ -1,10 +1,13 @@
 //! `compare check` end to end: a real run agrees with its copy, a
 //! doctored candidate with half the throughput is caught and named, the
-//! exports are well-formed, and unusable input exits 2 with a reason.
+//! exports are well-formed, unusable input exits 2 with a reason, and the
+//! committed tokio sweep's neutral releases pass while its steps do not.
 
 use std::path::Path;
 
+use compare::check::verdicts::{Rule, judge, within};
 use compare::results::Results;
+use compare::stats::Verdict;
 
 use crate::common::{assert_ok, compare, load, orders, out_dir};
 
@@ -293,8 +296,13 @@ fn counted_figures_are_recorded_where_valgrind_can_run_and_checked_at_their_thre
     doctored.save(&more).unwrap();
     let (code, stdout, stderr) = check(&[path.to_str().unwrap(), more.to_str().unwrap()]);
     assert_eq!(code, Some(1), "{stdout}{stderr}");
+    // Its row of the table, and the finding it makes.
     let regressed: Vec<&str> = stdout.lines().filter(|l| l.contains("REGRESSED")).collect();
-    assert_eq!(regressed.len(), 1, "{stdout}");
+    assert_eq!(regressed.len(), 2, "{stdout}");
+    assert!(
+        regressed[1].starts_with("- REGRESSED: ") && regressed[1].contains("server: instr/block"),
+        "{stdout}"
+    );
     assert!(
         regressed[0].contains("mio") && regressed[0].contains("instr/block srv"),
         "{stdout}"
@@ -343,4 +351,63 @@ fn an_extra_wake_up_per_block_is_caught_by_the_cost_verdicts_and_named() {
     };
     assert!(regressed("vol. switches/block srv"), "{stdout}");
     assert!(regressed("futex/block srv"), "{stdout}");
+}
+
+/// The committed sweep of 33 tokio releases at a service's partial load
+/// (144 figures a check), each release checked against the one before it.
+/// Each figure's own interval flags one to six figures in 26 of the 28
+/// neutral pairs; the rule confirms none of them, so each exits 0. The
+/// four steps the second run confirmed are confirmed again: the two that
+/// made the extra wake-up regressions (exit 1), the two that undid it
+/// improvements, and nothing in them a regression (exit 0).
+#[test]
+fn the_committed_tokio_sweep_confirms_its_four_steps_and_nothing_else() {
+    let report = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../reports/2026-12-03-vm-2cpu-tokio-services-sweep");
+    let results = Results::load(&compare::results::file::named(&report)).unwrap();
+    let releases = &results.config.implementations;
+    assert_eq!(releases.len(), 33);
+    let steps = [
+        ("tokio@1.50.0", "tokio@1.51.0", Verdict::Regressed),
+        ("tokio@1.51.1", "tokio@1.51.2", Verdict::Improved),
+        ("tokio@1.51.6", "tokio@1.52.0", Verdict::Regressed),
+        ("tokio@1.52.1", "tokio@1.52.2", Verdict::Improved),
+    ];
+    // Neutral pairs whose figures' own intervals flag a regression: what
+    // failed the check before the rule.
+    let mut flagged_alone = 0;
+    for pair in releases.windows(2) {
+        let (before, after) = (pair[0].as_str(), pair[1].as_str());
+        let sides = within("", &results, before, after).unwrap();
+        let judged = judge(&sides, Rule::default_for(true)).unwrap();
+        let confirmed = |v: Verdict| judged.judgements.iter().any(|j| j.counts() == v);
+        let outcome = [Verdict::Regressed, Verdict::Improved]
+            .into_iter()
+            .find(|&v| confirmed(v))
+            .unwrap_or(Verdict::NoChange);
+        let expected = steps
+            .iter()
+            .find(|s| (s.0, s.1) == (before, after))
+            .map_or(Verdict::NoChange, |s| s.2);
+        assert_eq!(outcome, expected, "{before} -> {after}");
+        assert_eq!(judged.regressed(), expected == Verdict::Regressed);
+        let flagged = judged
+            .judgements
+            .iter()
+            .any(|j| j.verdict == Verdict::Regressed);
+        flagged_alone += usize::from(expected == Verdict::NoChange && flagged);
+    }
+    assert_eq!(flagged_alone, 16);
+
+    // The command's exit status says the same.
+    for (before, after, code) in [("1.50.0", "1.51.0", 1), ("1.47.4", "1.47.5", 0)] {
+        let (status, stdout, stderr) = check(&[
+            report.to_str().unwrap(),
+            "--baseline",
+            &format!("tokio@{before}"),
+            "--candidate",
+            &format!("tokio@{after}"),
+        ]);
+        assert_eq!(status, Some(code), "{stdout}{stderr}");
+    }
 }
