@@ -13,8 +13,10 @@
 # then cut into trials of TRIAL_ROUNDS consecutive rounds, and each trial
 # is checked as `compare check RUN --baseline mio --candidate mio@VERSION`
 # checks a run of that many rounds. Prints, per figure and trial size, how
-# many trials were judged regressed or improved, beside the change measured
-# over all ROUNDS (the true effect of the fault on this machine, that day).
+# many trials confirmed it regressed or improved, beside the change measured
+# over all ROUNDS (the true effect of the fault on this machine, that day),
+# and per trial size how many checks exited 1 (a confirmed regression: with
+# no fault, a false alarm of the check as a whole).
 # Default run options: 1 thread, 1 connection, 0.1 s windows, 0.02 s warm-up;
 # any given replace them (add --counted BLOCKS to judge counted figures,
 # --rates R --cost-runs ROUNDS to judge the cost figures at a part of
@@ -65,10 +67,13 @@ else
 fi
 rounds=$(jq '.cells[0].runs | length' "$out/results.json")
 # The verdict lines of one check: "figure<TAB>verdict<TAB>change" (columns 2,
-# 8 and 5 of its markdown table).
+# 8 and 5 of its markdown table); its exit status into $1/status.
 verdicts() {
-    "$compare" check "$1" --baseline mio --candidate "$candidate" --format markdown |
-        awk -F' [|] ' '/^\| mio@/ { sub(/ \|$/, "", $8); print $2 "\t" $8 "\t" $5 }'
+    local status=0
+    "$compare" check "$1" --baseline mio --candidate "$candidate" --format markdown \
+        >"$1/check.md" || status=$?
+    echo "$status" >"$1/status"
+    awk -F' [|] ' '/^\| mio@/ { sub(/ \|$/, "", $8); print $2 "\t" $8 "\t" $5 }' "$1/check.md"
 }
 verdicts "$out" >"$out/all.tsv" || true
 echo "| fault | figure | change over all $rounds rounds | rounds per trial | trials | regressed | improved |"
@@ -90,4 +95,6 @@ for size in "${sizes[@]}"; do
         improved=$(awk -F'\t' -v f="$figure" '$1 == f && $2 == "improved"' "$out/trials-$size.tsv" | wc -l)
         echo "| $fault | $figure | $change | $size | $trials | $regressed | $improved |"
     done <"$out/all.tsv"
+    failed=$(cat "$out"/trial-"$size"-*/status | grep -c '^1$' || true)
+    echo "| $fault | **checks that exit 1** | | $size | $trials | $failed | |"
 done

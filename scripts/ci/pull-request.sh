@@ -2,9 +2,12 @@
 # A runtime's pull request against its base, for the runtime's own CI: both
 # revisions built from the runtime's repository as git: versions, the cells
 # the maintainers choose run interleaved, and compare check's verdicts
-# written as a pull-request comment (markdown). Exits 1 only when a figure
-# regressed beyond the measured noise (the whole interval past the
-# threshold), 0 otherwise.
+# written as a pull-request comment (markdown). Exits 1 only for a confirmed
+# regression: a figure whose whole interval lies past its threshold, and
+# which holds with every figure of the check judged together (a head no
+# different from its base fails at most 1 check in 20); 2 where nothing
+# could be compared or a cell failed (the comment says which); else 0. The
+# comment is written whatever happens.
 #
 #   scripts/ci/pull-request.sh RUNTIME REPO BASE HEAD [compare run options]
 #
@@ -37,15 +40,36 @@ options=("$@")
 [ ${#options[@]} -gt 0 ] || options=(--preset services)
 cd "$suite"
 rm -rf "$out"
+mkdir -p "$out"
+comment="$out/comment.md"
+# A cell that fails makes the run exit 1; its comment still follows.
+ran=0
 cargo run --quiet --release -p compare -- run \
     --runtimes "$runtime@git:$repo#$base,$runtime@git:$repo#$head" \
-    --quiet --out "$out" "${options[@]}"
+    --quiet --out "$out" "${options[@]}" 2>"$out/run.log" || ran=$?
+if [ ! -f "$out/results.json" ]; then
+    {
+        echo "**pingpong could not compare $head with $base**: the run stopped before any result (exit $ran)."
+        echo
+        echo '```'
+        tail -n 30 "$out/run.log"
+        echo '```'
+    } >"$comment"
+    cat "$comment"
+    exit 2
+fi
 # The two implementations as the run named them (runtime@REV(commit)).
 mapfile -t names < <(python3 -c 'import json, sys
 for name in json.load(open(sys.argv[1]))["config"]["runtimes"]:
     print(name)' "$out/results.json")
 status=0
 target/release/compare check "$out" --baseline "${names[0]}" --candidate "${names[1]}" \
-    --format markdown > "$out/comment.md" || status=$?
-cat "$out/comment.md"
+    --format markdown >"$comment" 2>"$out/check.log" || status=$?
+if [ "$status" -eq 2 ]; then
+    { echo "**pingpong could not compare $head with $base**:"; echo; cat "$out/check.log"; } >>"$comment"
+elif [ "$ran" -ne 0 ] && [ "$status" -eq 0 ]; then
+    echo "A cell failed in the run (see \"Not compared\" above): this check says nothing of it." >>"$comment"
+    status=2
+fi
+cat "$comment"
 exit "$status"
