@@ -23,6 +23,7 @@ use crate::defaults;
 use crate::implementation::Implementation;
 use crate::measure::callgrind;
 use crate::measure::perf::{self, Perf};
+use crate::measure::prices::Prices;
 use crate::pair::ProcessPair;
 use crate::placement;
 use crate::plan::Plan;
@@ -74,6 +75,12 @@ pub struct Explained {
     pub sides: Vec<Explanation>,
     /// The run's cost figures per block, each side's, both implementations'.
     pub costs: Vec<CostRow>,
+    /// What each kind of event cost on the machine when it was explained:
+    /// the told moves are ranked by their estimated nanoseconds per block.
+    /// None in explanations made before prices were measured, which rank
+    /// by kind (system calls, then instructions).
+    #[serde(default)]
+    pub prices: Option<Prices>,
 }
 
 /// One side's functions, or why it was not counted.
@@ -149,7 +156,7 @@ impl Explained {
                     .map(move |f| (side, f))
             })
             .collect();
-        told.sort_by(|a, b| first(a.1, b.1));
+        told.sort_by(|a, b| first(a.1, b.1, self.prices.as_ref()));
         told
     }
 
@@ -204,6 +211,8 @@ pub fn explain(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<
     }
     let programs = binaries::locate(&implementations, &[], None, &options.profile)?;
     let cpus = placement::available_cpus()?;
+    let prices = Prices::measure(&cpus).map_err(anyhow::Error::msg)?;
+    progress(&format!("prices here: {}", prices.said()));
     let pair = ProcessPair::new(Site::Local, Vec::new(), None);
     let command = command(options);
     let mut explained = Vec::new();
@@ -290,6 +299,7 @@ pub fn explain(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<
             command: command.clone(),
             sides,
             costs: costs(b, c),
+            prices: Some(prices),
         };
         std::fs::write(dir.join(FILE), serde_json::to_string(&one)?)?;
         std::fs::write(dir.join(PAGE), page(&one))?;
@@ -310,30 +320,44 @@ impl Explained {
 /// One line: the three functions that moved most in any of `explained`
 /// (each named once), or that none moved past the runs' variation.
 pub fn most_moved(explained: &[Explained]) -> String {
-    let mut told: Vec<(&str, &Function)> = explained.iter().flat_map(Explained::told).collect();
-    told.sort_by(|a, b| first(a.1, b.1));
+    let mut told: Vec<(&str, &Function, Option<&Prices>)> = explained
+        .iter()
+        .flat_map(|e| e.told().into_iter().map(|(s, f)| (s, f, e.prices.as_ref())))
+        .collect();
+    told.sort_by(|a, b| first(a.1, b.1, a.2.or(b.2)));
     let mut seen = std::collections::BTreeSet::new();
-    told.retain(|(side, f)| seen.insert((*side, f.name.as_str(), f.kind == Kind::Syscalls)));
+    told.retain(|(side, f, _)| seen.insert((*side, f.name.as_str(), f.kind == Kind::Syscalls)));
     if told.is_empty() {
         return "no function moved past the runs' variation".into();
     }
     let named: Vec<String> = told
         .iter()
         .take(3)
-        .map(|(side, f)| {
+        .map(|(side, f, prices)| {
             let moved = format!("{:+.*}", f.kind.decimals(), f.own_moved());
-            format!("{} ({side}, {moved} {}/block)", f.name, f.kind.unit())
+            let ns = match (prices, f.kind) {
+                (Some(p), Kind::Instructions | Kind::Syscalls) => {
+                    format!(", ~{:+.0} ns", f.ns_moved(p))
+                }
+                _ => String::new(),
+            };
+            format!("{} ({side}, {moved} {}/block{ns})", f.name, f.kind.unit())
         })
         .collect();
     named.join(", ")
 }
 
-/// The order moves are named in: by system calls (each costs more than
-/// most moves of instructions), then by instructions, each largest first.
-fn first(a: &Function, b: &Function) -> std::cmp::Ordering {
-    (b.kind == Kind::Syscalls)
-        .cmp(&(a.kind == Kind::Syscalls))
-        .then(b.own_moved().abs().total_cmp(&a.own_moved().abs()))
+/// The order moves are named in: by what they cost, in nanoseconds per
+/// block at the machine's `prices`, largest first; without prices (an
+/// explanation made before they were measured), system calls first, then
+/// instructions, each largest first.
+fn first(a: &Function, b: &Function, prices: Option<&Prices>) -> std::cmp::Ordering {
+    match prices {
+        Some(p) => b.ns_moved(p).abs().total_cmp(&a.ns_moved(p).abs()),
+        None => (b.kind == Kind::Syscalls)
+            .cmp(&(a.kind == Kind::Syscalls))
+            .then(b.own_moved().abs().total_cmp(&a.own_moved().abs())),
+    }
 }
 
 /// The two implementations' cells asked for, matched by what they measure.
@@ -626,6 +650,28 @@ fn page(e: &Explained) -> String {
         e.cell, e.baseline, e.candidate, e.command
     );
     out += &format!("Summary: {}.\n\n", e.summary());
+    if let Some(p) = &e.prices {
+        out += &format!(
+            "Told moves are ranked by what they cost, in nanoseconds per block, at the \
+             prices measured on this machine when it was explained: {}.\n\n",
+            p.said()
+        );
+        let told = e.told();
+        if !told.is_empty() {
+            out += "| side | function | moved per block | ~ ns per block |\n|---|---|---:|---:|\n";
+            for (side, f) in told {
+                out += &format!(
+                    "| {side} | `{}` | {:+.*} {} | {:+.0} |\n",
+                    f.name.replace('|', "\\|"),
+                    f.kind.decimals(),
+                    f.own_moved(),
+                    f.kind.unit(),
+                    f.ns_moved(p)
+                );
+            }
+            out += "\n";
+        }
+    }
     if !e.costs.is_empty() {
         out += "## Per block, from the run's cost runs (medians)\n\n\
                 | figure | baseline | candidate | moved |\n|---|---:|---:|---:|\n";
@@ -761,3 +807,73 @@ const ROWS: usize = 25;
 /// and those its file keeps, of each kind: every one that moved, in a
 /// run that moved, and the largest of those that did not.
 const KEPT: usize = 100;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn told(name: &str, kind: Kind, moved: f64) -> Function {
+        Function {
+            name: name.into(),
+            krate: None,
+            kind,
+            baseline: [0.0; 2],
+            candidate: [moved; 2],
+            variation: 0.0,
+            error: 0.0,
+            told: true,
+        }
+    }
+
+    #[test]
+    fn told_moves_rank_by_what_they_cost_at_the_machines_prices() {
+        let side = |functions, syscalls| Explanation {
+            side: "server".into(),
+            runs: 3,
+            totals: None,
+            functions,
+            syscalls,
+            absent: None,
+            sampled: None,
+        };
+        let mut e = Explained {
+            cell: "1 thread, 1 connection, 16384 B".into(),
+            baseline: "a".into(),
+            candidate: "b".into(),
+            command: String::new(),
+            sides: vec![side(
+                vec![told("poll", Kind::Instructions, 110_000.0)],
+                vec![told("epoll_wait", Kind::Syscalls, 0.64)],
+            )],
+            costs: Vec::new(),
+            prices: None,
+        };
+        // Without prices, by kind: the system call first.
+        let names = |e: &Explained| {
+            e.told()
+                .iter()
+                .map(|(_, f)| f.name.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(&e), ["epoll_wait", "poll"]);
+        // At 0.3 ns an instruction and 450 ns a call: 33,000 ns against 288.
+        e.prices = Some(Prices {
+            instruction_ns: 0.3,
+            syscall_ns: 450.0,
+            handoff_ns: 5_000.0,
+            switch_ns: 3_000.0,
+        });
+        assert_eq!(names(&e), ["poll", "epoll_wait"]);
+        let summary = e.summary();
+        assert!(
+            summary.starts_with("poll (server, +110000 instr/block, ~+33000 ns)"),
+            "{summary}"
+        );
+        let page = page(&e);
+        assert!(
+            page.contains("| server | `poll` | +110000 instr | +33000 |"),
+            "{page}"
+        );
+        assert!(page.contains("a system call 450 ns (getppid)"), "{page}");
+    }
+}

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::stacks::{self, Cost, Costs, PerBlock};
+use crate::measure::prices::Prices;
 use crate::stats;
 
 /// A few instructions of a loop that turns more or less often with the
@@ -155,6 +156,16 @@ impl Function {
     /// The move with its callees.
     pub fn inclusive_moved(&self) -> f64 {
         self.candidate[1] - self.baseline[1]
+    }
+
+    /// What its own move costs per block, in nanoseconds at `prices`.
+    pub fn ns_moved(&self, prices: &Prices) -> f64 {
+        let price = match self.kind {
+            Kind::Instructions => prices.instruction_ns,
+            Kind::Syscalls => prices.syscall_ns,
+            Kind::Cpu => 1.0,
+        };
+        self.own_moved() * price
     }
 }
 

@@ -11,5 +11,6 @@ pub mod accept_queue;
 pub mod callgrind;
 pub mod counters;
 pub mod perf;
+pub mod prices;
 pub mod tcp_stats;
 pub mod usage;

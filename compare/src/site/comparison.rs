@@ -102,16 +102,27 @@ pub fn page(
         let told = e.told();
         if !told.is_empty() {
             why += "<table>\n<tr><th>side</th><th>function</th><th>per block</th>\
-                    <th>baseline</th><th>candidate</th><th>moved</th></tr>\n";
+                    <th>baseline</th><th>candidate</th><th>moved</th><th>~ ns per block</th></tr>\n";
             for (side, f) in told {
+                let ns = e
+                    .prices
+                    .as_ref()
+                    .map_or("-".into(), |p| format!("{:+.0}", f.ns_moved(p)));
                 why += &format!(
                     "<tr><td>{side}</td><td><code>{}</code></td><td>{}, own</td>\
-                     <td>{:.2}</td><td>{:.2}</td><td>{:+.2}</td></tr>\n",
+                     <td>{:.2}</td><td>{:.2}</td><td>{:+.2}</td><td>{ns}</td></tr>\n",
                     escape(&f.name),
                     f.kind.unit(),
                     f.baseline[0],
                     f.candidate[0],
                     f.own_moved()
+                );
+            }
+            if let Some(p) = &e.prices {
+                why += &format!(
+                    "<tr><td colspan=\"7\">ranked by ~ ns per block at the prices measured \
+                     here: {}</td></tr>\n",
+                    escape(&p.said())
                 );
             }
             why += "</table>\n";
