@@ -119,6 +119,10 @@ pub struct CostRow {
     pub label: String,
     pub baseline: Option<f64>,
     pub candidate: Option<f64>,
+    /// What one of its units costs at the machine's prices, in ns: a
+    /// microsecond of CPU, a switch, a system call.
+    #[serde(default)]
+    pub price_ns: Option<f64>,
 }
 
 /// The figures of each side the costs table shows: CPU, switches and
@@ -298,7 +302,7 @@ pub fn explain(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<
             candidate: options.candidate.clone(),
             command: command.clone(),
             sides,
-            costs: costs(b, c),
+            costs: costs(b, c, &prices),
             prices: Some(prices),
         };
         std::fs::write(dir.join(FILE), serde_json::to_string(&one)?)?;
@@ -582,18 +586,28 @@ impl Profiled {
 }
 
 /// The run's cost figures of both cells, each side's.
-fn costs(b: &Cell, c: &Cell) -> Vec<CostRow> {
+fn costs(b: &Cell, c: &Cell, prices: &Prices) -> Vec<CostRow> {
     let mut rows = Vec::new();
     for side in ["server", "client"] {
-        for figure in COST_FIGURES {
-            let Some(figure) = Figure::named(&format!("{side}_{figure}")) else {
+        for name in COST_FIGURES {
+            let Some(figure) = Figure::named(&format!("{side}_{name}")) else {
                 continue;
             };
             let median = |cell: &Cell| cell.summary(figure).map(|s| s.median);
+            // A futex call is priced as a call: whether it woke a thread
+            // the count does not say.
+            let price_ns = match name {
+                "cpu_us_per_block" => 1000.0,
+                "voluntary_switches_per_block" | "involuntary_switches_per_block" => {
+                    prices.switch_ns
+                }
+                _ => prices.syscall_ns,
+            };
             rows.push(CostRow {
                 label: figure.label.to_string(),
                 baseline: median(b),
                 candidate: median(c),
+                price_ns: Some(price_ns),
             });
         }
     }
@@ -674,21 +688,29 @@ fn page(e: &Explained) -> String {
     }
     if !e.costs.is_empty() {
         out += "## Per block, from the run's cost runs (medians)\n\n\
-                | figure | baseline | candidate | moved |\n|---|---:|---:|---:|\n";
+                | figure | baseline | candidate | moved | ~ ns moved |\n|---|---:|---:|---:|---:|\n";
         for r in &e.costs {
-            let moved = match (r.baseline, r.candidate) {
-                (Some(b), Some(c)) => format!("{:+.2}", c - b),
-                _ => "-".into(),
+            let (moved, ns) = match (r.baseline, r.candidate) {
+                (Some(b), Some(c)) => (
+                    format!("{:+.2}", c - b),
+                    r.price_ns
+                        .map_or("-".into(), |p| format!("{:+.0}", (c - b) * p)),
+                ),
+                _ => ("-".into(), "-".into()),
             };
             let show = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2}"));
             out += &format!(
-                "| {} | {} | {} | {moved} |\n",
+                "| {} | {} | {} | {moved} | {ns} |\n",
                 r.label,
                 show(r.baseline),
                 show(r.candidate)
             );
         }
-        out += "\n";
+        out += "\n~ ns moved: each figure's move at the machine's prices (a microsecond \
+                of CPU is 1,000 ns; a switch, voluntary or not, a voluntary switch's price; \
+                a system call of any kind, futex calls included, a call's entry). Switches \
+                and calls are spent inside the CPU time: the column ranks them, it does \
+                not add up.\n\n";
     }
     for side in &e.sides {
         out += &format!("## {}: per block, by function\n\n", side.side);
@@ -845,7 +867,12 @@ mod tests {
                 vec![told("poll", Kind::Instructions, 110_000.0)],
                 vec![told("epoll_wait", Kind::Syscalls, 0.64)],
             )],
-            costs: Vec::new(),
+            costs: vec![CostRow {
+                label: "futex/block srv".into(),
+                baseline: Some(0.4),
+                candidate: Some(1.5),
+                price_ns: Some(450.0),
+            }],
             prices: None,
         };
         // Without prices, by kind: the system call first.
@@ -875,5 +902,10 @@ mod tests {
             "{page}"
         );
         assert!(page.contains("a system call 450 ns (getppid)"), "{page}");
+        // Each cost figure's move at its price: 1.1 futex calls at 450 ns.
+        assert!(
+            page.contains("| futex/block srv | 0.40 | 1.50 | +1.10 | +495 |"),
+            "{page}"
+        );
     }
 }
