@@ -293,6 +293,8 @@ pub fn bisect(options: &Options) -> Result<Found> {
             blocks: defaults::EXPLAIN_BLOCKS,
             profile: options.profile.clone(),
             sampled: false,
+            // Where perf runs: a flagged wake-up's path is what a cost flag needs.
+            wakes: true,
             sample_seconds: defaults::SAMPLE_SECONDS,
         };
         let explained = explain::explain(&explain, |line| eprintln!("{line}"))?;

@@ -293,6 +293,11 @@ pub struct ExplainArgs {
     /// always.
     #[arg(long)]
     pub sampled: bool,
+    /// Trace, besides, every wake-up each side's threads issue and every
+    /// sleep they take, with its call stack (perf, as root), and tell the
+    /// code paths whose wake-ups or sleeps per block moved.
+    #[arg(long)]
+    pub wakes: bool,
     /// Seconds of a sampled side's shorter count, at the cell's rate: more
     /// gather more samples, and each figure's precision grows as their
     /// square root.

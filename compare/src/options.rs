@@ -691,6 +691,7 @@ pub fn explain(args: ExplainArgs) -> Result<explain::Options> {
         out,
         profile: args.profile,
         sampled: args.sampled,
+        wakes: args.wakes,
         sample_seconds: args.sample_seconds,
     })
 }

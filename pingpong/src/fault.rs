@@ -26,7 +26,9 @@
 //! - `wake-every=<n>`: every `n`th block the server echoes wakes a thread
 //!   of its own that has nothing to do and parks again: an idle worker
 //!   woken for no work, a wake-up (a futex call and two context switches)
-//!   of known frequency, for measuring what the cost verdicts catch;
+//!   of known frequency, for measuring what the cost verdicts catch, issued
+//!   from a function of its own, [`injected_wake`], for proving what
+//!   `compare explain --wakes` names;
 //! - `costly=<units>`: the server does that many units of work per block
 //!   in a function of its own, [`injected_work`], and `client-costly=<units>`
 //!   the client, per block back: a cost whose place is known, for proving
@@ -156,7 +158,7 @@ pub fn on_echo(offset: u64, n: usize, block: usize) {
     };
     let crossed = crossed(offset, n, block);
     match fault {
-        Fault::WakeEvery(every) => wake_idle(every, crossed),
+        Fault::WakeEvery(every) => injected_wake(every, crossed),
         Fault::Costly(units) => (0..crossed).for_each(|_| injected_work(units)),
         Fault::Syscall => (0..crossed).for_each(|_| injected_syscall()),
         _ => {}
@@ -214,8 +216,11 @@ pub fn injected_syscall() {
     black_box(std::process::id());
 }
 
-/// A wake-up of the idle thread for every `every`th of the `crossed` blocks.
-fn wake_idle(every: u64, crossed: u64) {
+/// A wake-up of the idle thread for every `every`th of the `crossed`
+/// blocks: never inlined, so that a trace of wake-ups finds them issued
+/// here, by this name.
+#[inline(never)]
+pub fn injected_wake(every: u64, crossed: u64) {
     static BLOCKS: AtomicU64 = AtomicU64::new(0);
     static IDLE: OnceLock<Thread> = OnceLock::new();
     for _ in 0..crossed {

@@ -167,6 +167,8 @@ fn explanations(
             out: out.clone(),
             profile: profile.into(),
             sampled: false,
+            // Where perf runs: a flagged wake-up's path is what a cost flag needs.
+            wakes: true,
             sample_seconds: defaults::SAMPLE_SECONDS,
         };
         explain::explain(&options, |line| eprintln!("{line}"))?;

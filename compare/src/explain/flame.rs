@@ -32,6 +32,8 @@ pub fn svg(title: &str, kind: Kind, baseline: &PerBlock, candidate: &PerBlock) -
     let (what, unit) = match kind {
         Kind::Cpu => ("CPU time, sampled", "ns of CPU"),
         Kind::Instructions | Kind::Syscalls => ("instructions", "instructions"),
+        Kind::Wakes => ("wake-ups issued, traced", "wake-ups"),
+        Kind::Sleeps => ("sleeps taken, traced", "sleeps"),
     };
     options.subtitle = Some(format!(
         "width: the candidate's {what}; red: more than the baseline's, blue: less"
@@ -59,6 +61,8 @@ pub fn mean(runs: &[PerBlock]) -> PerBlock {
                 syscalls: cost.syscalls / n,
                 cpu_ns: cost.cpu_ns / n,
                 cpu_variance: cost.cpu_variance / (n * n),
+                wakes: cost.wakes / n,
+                sleeps: cost.sleeps / n,
             };
         }
     }

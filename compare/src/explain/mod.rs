@@ -61,6 +61,8 @@ pub struct Options {
     pub sampled: bool,
     /// Seconds of a sampled side's shorter count, at the cell's rate.
     pub sample_seconds: f64,
+    /// Each side's wake-ups and sleeps traced too, by code path.
+    pub wakes: bool,
 }
 
 /// One cell's explanation, as its folder keeps it (`explain.json`).
@@ -101,6 +103,26 @@ pub struct Explanation {
     /// Where perf sampled it rather than callgrind counting it, how.
     #[serde(default)]
     pub sampled: Option<Sampling>,
+    /// Its wake-ups and sleeps by code path, where they were traced.
+    #[serde(default)]
+    pub woken: Option<Woken>,
+}
+
+/// One side's wake-ups issued and sleeps taken, traced by perf, by the
+/// path in the program's own code that caused each; or why not.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Woken {
+    /// Traced runs of each implementation.
+    pub runs: usize,
+    /// Blocks per connection of the shorter count.
+    pub blocks: u64,
+    /// Per block in all, medians: wake-ups, then sleeps; each baseline,
+    /// candidate.
+    pub totals: [[f64; 2]; 2],
+    pub wakes: Vec<Function>,
+    pub sleeps: Vec<Function>,
+    /// Why they were not traced, where they were not.
+    pub absent: Option<String>,
 }
 
 impl Explanation {
@@ -153,9 +175,11 @@ impl Explained {
             .iter()
             .flat_map(|s| {
                 let side = s.side.as_str();
+                let woken = s.woken.iter().flat_map(|w| w.wakes.iter().chain(&w.sleeps));
                 s.syscalls
                     .iter()
                     .chain(&s.functions)
+                    .chain(woken)
                     .filter(|f| f.told)
                     .map(move |f| (side, f))
             })
@@ -293,8 +317,31 @@ pub fn explain(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<
                     syscalls: Vec::new(),
                     absent: Some(why),
                     sampled: None,
+                    woken: None,
                 },
             });
+            if options.wakes && b.workload().rate.is_none() {
+                let woken = woken(&pair, &jobs, side, options, &mut progress);
+                // No flame graph where neither side issued a wake-up a block.
+                if let Some(w) = woken
+                    .as_ref()
+                    .ok()
+                    .filter(|w| w.woken.totals[0] != [0.0; 2])
+                {
+                    let [b, c] = w.stacks.each_ref().map(|r| flame::mean(r));
+                    let title = format!("{title}, wake-ups");
+                    let svg = flame::svg(&title, Kind::Wakes, &b, &c)?;
+                    std::fs::write(dir.join(format!("{side}-wakes.svg")), svg)?;
+                }
+                let last = sides.last_mut().expect("the side just pushed");
+                last.woken = Some(match woken {
+                    Ok(w) => w.woken,
+                    Err(why) => Woken {
+                        absent: Some(why),
+                        ..Woken::default()
+                    },
+                });
+            }
         }
         let one = Explained {
             cell: what.clone(),
@@ -340,7 +387,7 @@ pub fn most_moved(explained: &[Explained]) -> String {
         .map(|(side, f, prices)| {
             let moved = format!("{:+.*}", f.kind.decimals(), f.own_moved());
             let ns = match (prices, f.kind) {
-                (Some(p), Kind::Instructions | Kind::Syscalls) => {
+                (Some(p), kind) if kind != Kind::Cpu => {
                     format!(", ~{:+.0} ns", f.ns_moved(p))
                 }
                 _ => String::new(),
@@ -557,6 +604,69 @@ fn profiled(
     })
 }
 
+/// Runs of each implementation a traced side takes: whether a worker was
+/// parked when a task came moves with the machine's timing, so wake-ups
+/// vary between runs as CPU time does.
+const TRACED_RUNS: usize = 4;
+
+/// A side's traced wake-ups and sleeps, and its runs' wake-ups by stack
+/// for the flame graph.
+struct Traced {
+    woken: Woken,
+    stacks: [Vec<PerBlock>; 2],
+}
+
+/// `side`'s wake-ups and sleeps, traced in runs of each implementation
+/// taken in turns, each of `options.blocks` blocks per connection and of
+/// twice as many: their difference per block, by path.
+fn woken(
+    pair: &ProcessPair,
+    jobs: &[Job; 2],
+    side: Side,
+    options: &Options,
+    progress: &mut impl FnMut(&str),
+) -> Result<Traced, String> {
+    let perf = Perf::find()?.tracing_wakes()?;
+    let dir = tempfile::tempdir().map_err(|e| format!("a folder for the traces: {e}"))?;
+    let (blocks, repeat) = (options.blocks, options.repeat.max(TRACED_RUNS));
+    let mut paths: [Vec<PerBlock>; 2] = Default::default();
+    let mut stacks: [Vec<PerBlock>; 2] = Default::default();
+    for round in 1..=repeat {
+        for (i, job) in jobs.iter().enumerate() {
+            progress(&format!(
+                "  {side}, wake-ups traced, run {round} of {repeat}, {}",
+                ["baseline", "candidate"][i]
+            ));
+            let files = pair.sampled_stacks(job, blocks, side, &perf, dir.path())?;
+            let [short, long] = files.each_ref().map(|f| perf.traced(f));
+            files.iter().for_each(|f| drop(std::fs::remove_file(f)));
+            let extra = (blocks * job.load.connections as u64) as f64;
+            let [by_path, by_stack] = stacks::per_block_traced(&short?, &long?, extra);
+            paths[i].push(by_path);
+            stacks[i].push(by_stack);
+        }
+    }
+    let [b, c] = &paths;
+    let (mut wakes, wake_totals) = moved::compare(b, c, Kind::Wakes);
+    let (mut sleeps, sleep_totals) = moved::compare(b, c, Kind::Sleeps);
+    // A path that only sleeps is no wake-up, and the other way round.
+    wakes.retain(|f| f.baseline[0] != 0.0 || f.candidate[0] != 0.0);
+    sleeps.retain(|f| f.baseline[0] != 0.0 || f.candidate[0] != 0.0);
+    wakes.truncate(KEPT);
+    sleeps.truncate(KEPT);
+    Ok(Traced {
+        woken: Woken {
+            runs: repeat,
+            blocks,
+            totals: [wake_totals, sleep_totals],
+            wakes,
+            sleeps,
+            absent: None,
+        },
+        stacks,
+    })
+}
+
 impl Profiled {
     /// The side's functions that moved, and its totals.
     fn explanation(&self, side: Side) -> Explanation {
@@ -581,6 +691,7 @@ impl Profiled {
             syscalls,
             absent: None,
             sampled,
+            woken: None,
         }
     }
 }
@@ -716,6 +827,10 @@ fn page(e: &Explained) -> String {
         out += &format!("## {}: per block, by function\n\n", side.side);
         if let Some(why) = &side.absent {
             out += &format!("Not counted: {why}.\n\n");
+            out += &side
+                .woken
+                .as_ref()
+                .map_or(String::new(), |w| woken_page(&side.side, w));
             continue;
         }
         out += &method_said(side);
@@ -733,8 +848,42 @@ fn page(e: &Explained) -> String {
             }
         }
         out += &format!("![{0}: differential flame graph]({0}.svg)\n\n", side.side);
+        out += &side
+            .woken
+            .as_ref()
+            .map_or(String::new(), |w| woken_page(&side.side, w));
     }
     out
+}
+
+/// A side's wake-ups and sleeps: how they were traced, the paths'
+/// tables, and the flame graph of its wake-ups.
+fn woken_page(side: &str, w: &Woken) -> String {
+    let mut out = format!("### {side}: wake-ups and sleeps, by code path\n\n");
+    if let Some(why) = &w.absent {
+        return out + &format!("Not traced: {why}.\n\n");
+    }
+    let [[wb, wc], [sb, sc]] = w.totals;
+    out += &format!(
+        "Traced by perf: every wake-up the side's threads issue (the scheduler's \
+         `sched_waking`, in the waker's context, whichever thread it wakes) and every \
+         sleep they take (`sched_switch` away from a waiting thread), each with its \
+         call stack, {} runs of each implementation, in turns, of {} and {} blocks per \
+         connection; the difference per block. A path is the innermost frames of the \
+         program's own code (the runtime's, the application's: not the kernel's, the \
+         standard library's or C's), innermost first; `[interrupt]` where an interrupt \
+         raised the wake-up. {wb:.2} -> {wc:.2} wake-ups and {sb:.2} -> {sc:.2} sleeps per \
+         block in all. Told: a path's figure moved by more than {}, and by {} per block \
+         at least.\n\n",
+        w.runs,
+        w.blocks,
+        2 * w.blocks,
+        moved::variation_said(w.runs),
+        moved::FLOOR_EVENTS,
+    );
+    out += &table("Wake-ups issued", &w.wakes, 2, false);
+    out += &table("Sleeps taken", &w.sleeps, 2, false);
+    out + &format!("![{side}: wake-ups, differential flame graph]({side}-wakes.svg)\n\n")
 }
 
 /// How a side was counted or sampled, its totals and what tells a move.
@@ -857,6 +1006,7 @@ mod tests {
             syscalls,
             absent: None,
             sampled: None,
+            woken: None,
         };
         let mut e = Explained {
             cell: "1 thread, 1 connection, 16384 B".into(),

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::stacks::{self, Cost, Costs, PerBlock};
+use crate::measure::callgrind;
 use crate::measure::prices::Prices;
 use crate::stats;
 
@@ -23,6 +24,8 @@ pub const FLOOR_CPU_NS: f64 = 50.0;
 pub const FLOOR_CPU_SHARE: f64 = 0.01;
 /// and the move must be this many times its sampling error.
 pub const SAMPLING_ERRORS: f64 = 3.0;
+/// Traced wake-ups or sleeps: the least move told, per block.
+pub const FLOOR_EVENTS: f64 = 0.1;
 
 /// From this many runs a side, a side's variation leaves out its run
 /// farthest from their median, and a move must be three times it rather
@@ -75,6 +78,10 @@ pub enum Kind {
     Syscalls,
     /// Nanoseconds of CPU, sampled.
     Cpu,
+    /// Wake-ups issued, traced.
+    Wakes,
+    /// Sleeps taken, traced.
+    Sleeps,
 }
 
 impl Kind {
@@ -83,6 +90,8 @@ impl Kind {
             Self::Instructions => cost.instructions,
             Self::Syscalls => cost.syscalls,
             Self::Cpu => cost.cpu_ns,
+            Self::Wakes => cost.wakes,
+            Self::Sleeps => cost.sleeps,
         }
     }
 
@@ -90,7 +99,7 @@ impl Kind {
     fn variance(self, cost: &Cost) -> f64 {
         match self {
             Self::Cpu => cost.cpu_variance,
-            Self::Instructions | Self::Syscalls => 0.0,
+            Self::Instructions | Self::Syscalls | Self::Wakes | Self::Sleeps => 0.0,
         }
     }
 
@@ -101,6 +110,7 @@ impl Kind {
             Self::Instructions => (FLOOR_SHARE * total).max(FLOOR_INSTRUCTIONS),
             Self::Syscalls => FLOOR_SYSCALLS,
             Self::Cpu => (FLOOR_CPU_SHARE * total).max(FLOOR_CPU_NS),
+            Self::Wakes | Self::Sleeps => FLOOR_EVENTS,
         }
     }
 
@@ -109,13 +119,15 @@ impl Kind {
             Self::Instructions => "instr",
             Self::Syscalls => "syscalls",
             Self::Cpu => "ns CPU",
+            Self::Wakes => "wake-ups",
+            Self::Sleeps => "sleeps",
         }
     }
 
     /// The decimals its figures are shown with.
     pub fn decimals(self) -> usize {
         match self {
-            Self::Syscalls => 2,
+            Self::Syscalls | Self::Wakes | Self::Sleeps => 2,
             Self::Instructions | Self::Cpu => 0,
         }
     }
@@ -164,6 +176,8 @@ impl Function {
             Kind::Instructions => prices.instruction_ns,
             Kind::Syscalls => prices.syscall_ns,
             Kind::Cpu => 1.0,
+            Kind::Wakes => prices.handoff_ns,
+            Kind::Sleeps => prices.switch_ns,
         };
         self.own_moved() * price
     }
@@ -219,7 +233,7 @@ pub fn compare(
             let moved = (candidate[0] - baseline[0]).abs();
             Function {
                 name: name.clone(),
-                krate: stacks::crate_of(name).map(str::to_string),
+                krate: callgrind::crate_of(name).map(str::to_string),
                 kind,
                 baseline,
                 candidate,

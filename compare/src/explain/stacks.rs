@@ -8,11 +8,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use crate::measure::callgrind::Stacks;
-use crate::measure::perf::{self, Sampled};
+use crate::measure::perf::{self, Sampled, Traced};
 
 /// What a stack or a function costs per block: counted by callgrind
-/// (instructions, system calls), or sampled by perf (CPU time, and its
-/// sampling variance).
+/// (instructions, system calls), sampled by perf (CPU time, and its
+/// sampling variance), or traced by perf (wake-ups issued, sleeps taken).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Cost {
     pub instructions: f64,
@@ -20,6 +20,10 @@ pub struct Cost {
     pub cpu_ns: f64,
     /// The variance of `cpu_ns` that sampling alone gives, in ns².
     pub cpu_variance: f64,
+    #[serde(default)]
+    pub wakes: f64,
+    #[serde(default)]
+    pub sleeps: f64,
 }
 
 impl std::ops::AddAssign for Cost {
@@ -28,6 +32,8 @@ impl std::ops::AddAssign for Cost {
         self.syscalls += other.syscalls;
         self.cpu_ns += other.cpu_ns;
         self.cpu_variance += other.cpu_variance;
+        self.wakes += other.wakes;
+        self.sleeps += other.sleeps;
     }
 }
 
@@ -83,6 +89,35 @@ pub fn per_block_sampled(short: &Sampled, long: &Sampled, blocks: f64) -> PerBlo
         .collect()
 }
 
+/// Two traced runs' wake-ups and sleeps per block, by path, and their
+/// wake-ups by whole stack (for the flame graph): as counted, the
+/// difference between a count of `short` and of `long` per block of the
+/// `blocks` between them.
+pub fn per_block_traced(short: &Traced, long: &Traced, blocks: f64) -> [PerBlock; 2] {
+    let mut paths = difference(&short.wakes, &long.wakes, blocks, |c, n| c.wakes = n);
+    for (path, cost) in difference(&short.sleeps, &long.sleeps, blocks, |c, n| c.sleeps = n) {
+        *paths.entry(path).or_default() += cost;
+    }
+    let stacks = difference(&short.wake_stacks, &long.wake_stacks, blocks, |c, n| {
+        c.wakes = n
+    });
+    [paths, stacks]
+}
+
+/// Each key's count in `long` less that in `short`, per block, set into a
+/// cost by `set`.
+fn difference(short: &Sampled, long: &Sampled, blocks: f64, set: fn(&mut Cost, f64)) -> PerBlock {
+    let keys: BTreeSet<&String> = short.keys().chain(long.keys()).collect();
+    keys.into_iter()
+        .map(|key| {
+            let count = |s: &Sampled| s.get(key).copied().unwrap_or(0) as f64;
+            let mut cost = Cost::default();
+            set(&mut cost, (count(long) - count(short)) / blocks);
+            (key.clone(), cost)
+        })
+        .collect()
+}
+
 /// A function's cost per block: its own, and with the functions it calls
 /// (counted once per stack where it recurses).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -107,19 +142,6 @@ pub fn functions(stacks: &PerBlock) -> BTreeMap<String, Costs> {
         }
     }
     functions
-}
-
-/// The crate a demangled Rust function belongs to (`tokio` of
-/// `<tokio::net::TcpStream as ...>::poll_read`); none for a C function
-/// or an address.
-pub fn crate_of(function: &str) -> Option<&str> {
-    let name = function.trim_start_matches(['<', '&', '*']);
-    let name = name.strip_prefix("mut ").unwrap_or(name);
-    let (first, _) = name.split_once("::")?;
-    first
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '_')
-        .then_some(first)
 }
 
 #[cfg(test)]
@@ -194,25 +216,5 @@ mod tests {
         let sd = echo.cpu_variance.sqrt() * 300.0 / p as f64;
         assert!((sd - 40f64.sqrt()).abs() < 1e-9, "{sd}");
         assert_eq!(echo.instructions, 0.0);
-    }
-
-    #[test]
-    fn a_function_s_crate_is_its_path_s_first_segment() {
-        for (function, krate) in [
-            ("tokio::runtime::park::Inner::park", Some("tokio")),
-            (
-                "<tokio::net::TcpStream as tokio::io::AsyncRead>::poll_read",
-                Some("tokio"),
-            ),
-            (
-                "<&mut pingpong::Thing as core::ops::Fn>::call",
-                Some("pingpong"),
-            ),
-            ("epoll_wait", None),
-            ("0x000000000010a000", None),
-            ("<[u8, 16]>::fill", None),
-        ] {
-            assert_eq!(crate_of(function), krate, "{function}");
-        }
     }
 }

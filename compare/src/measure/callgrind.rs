@@ -144,6 +144,19 @@ pub fn frame_name(frame: &str) -> String {
     frame.replace(';', ",")
 }
 
+/// The crate a demangled Rust function belongs to (`tokio` of
+/// `<tokio::net::TcpStream as ...>::poll_read`); none for a C function
+/// or an address.
+pub fn crate_of(function: &str) -> Option<&str> {
+    let name = function.trim_start_matches(['<', '&', '*']);
+    let name = name.strip_prefix("mut ").unwrap_or(name);
+    let (first, _) = name.split_once("::")?;
+    first
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        .then_some(first)
+}
+
 /// The instructions (Ir) a callgrind output file counts in all.
 pub fn total(out: &Path) -> Result<u64, String> {
     let text = std::fs::read_to_string(out)
@@ -160,6 +173,26 @@ pub fn total(out: &Path) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_function_s_crate_is_its_path_s_first_segment() {
+        for (function, krate) in [
+            ("tokio::runtime::park::Inner::park", Some("tokio")),
+            (
+                "<tokio::net::TcpStream as tokio::io::AsyncRead>::poll_read",
+                Some("tokio"),
+            ),
+            (
+                "<&mut pingpong::Thing as core::ops::Fn>::call",
+                Some("pingpong"),
+            ),
+            ("epoll_wait", None),
+            ("0x000000000010a000", None),
+            ("<[u8, 16]>::fill", None),
+        ] {
+            assert_eq!(crate_of(function), krate, "{function}");
+        }
+    }
 
     #[test]
     #[ignore = "needs valgrind: scripts/test.sh installs it, as root, and runs this"]

@@ -1,8 +1,9 @@
 //! `compare explain` on causes known beforehand: work added in a function
 //! of its own on one side (the `costly` faults), and a system call added
 //! the same way (the `syscall` fault), each named first and on its side,
-//! counted by callgrind and sampled by perf; and a cell explained against
-//! itself, where nothing is named. The check of the run links the
+//! counted by callgrind and sampled by perf, and a wake-up of an idle
+//! thread a block (`wake-every=1`) traced by perf; and a cell explained
+//! against itself, where nothing is named. The check of the run links the
 //! explanation of the cell it flags.
 
 use std::path::Path;
@@ -171,6 +172,22 @@ fn sampled_an_injected_cost_is_named_first_and_an_io_uring_a_a_pair_names_nothin
         ("server", function, Kind::Cpu)
     );
     assert!(first.own_moved() > 0.0, "{first:?}");
+    // Wake-ups traced: one of an idle thread a block, issued from a
+    // function of its own, is named first (by what it costs), on the
+    // server, with about one more a block.
+    let to = out.join("woken");
+    let more = ["--side", "server", "--wakes"];
+    let explained = explain(&out, pair, "2", &more, Some("wake-every=1"), Some(&to));
+    let told = explained.told();
+    let Some((side, first)) = told.first() else {
+        panic!("nothing named; {explained:?}");
+    };
+    assert_eq!((*side, first.kind), ("server", Kind::Wakes), "{first:?}");
+    assert!(
+        first.name.starts_with("pingpong::fault::injected_wake"),
+        "{first:?}"
+    );
+    assert!((0.5..1.5).contains(&first.own_moved()), "{first:?}");
     // valgrind cannot run io_uring: monoio is sampled without being asked,
     // and against itself nothing moves past the runs' variation and the
     // samples' precision.
