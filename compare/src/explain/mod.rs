@@ -123,6 +123,10 @@ pub struct Woken {
     pub sleeps: Vec<Function>,
     /// Why they were not traced, where they were not.
     pub absent: Option<String>,
+    /// Whether its wake-ups' flame graph was drawn (none where no stack
+    /// issued a hundredth of one a block).
+    #[serde(default)]
+    pub graph: bool,
 }
 
 impl Explanation {
@@ -322,20 +326,20 @@ pub fn explain(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<
             });
             if options.wakes && b.workload().rate.is_none() {
                 let woken = woken(&pair, &jobs, side, options, &mut progress);
-                // No flame graph where neither side issued a wake-up a block.
-                if let Some(w) = woken
-                    .as_ref()
-                    .ok()
-                    .filter(|w| w.woken.totals[0] != [0.0; 2])
-                {
+                // A graph only where some stack issued a hundredth of a
+                // wake-up a block or more: inferno draws no empty one.
+                let mut graph = false;
+                if let Ok(w) = &woken {
                     let [b, c] = w.stacks.each_ref().map(|r| flame::mean(r));
                     let title = format!("{title}, wake-ups");
-                    let svg = flame::svg(&title, Kind::Wakes, &b, &c)?;
-                    std::fs::write(dir.join(format!("{side}-wakes.svg")), svg)?;
+                    if let Ok(svg) = flame::svg(&title, Kind::Wakes, &b, &c) {
+                        std::fs::write(dir.join(format!("{side}-wakes.svg")), svg)?;
+                        graph = true;
+                    }
                 }
                 let last = sides.last_mut().expect("the side just pushed");
                 last.woken = Some(match woken {
-                    Ok(w) => w.woken,
+                    Ok(w) => Woken { graph, ..w.woken },
                     Err(why) => Woken {
                         absent: Some(why),
                         ..Woken::default()
@@ -662,6 +666,7 @@ fn woken(
             wakes,
             sleeps,
             absent: None,
+            graph: false,
         },
         stacks,
     })
@@ -883,7 +888,12 @@ fn woken_page(side: &str, w: &Woken) -> String {
     );
     out += &table("Wake-ups issued", &w.wakes, 2, false);
     out += &table("Sleeps taken", &w.sleeps, 2, false);
-    out + &format!("![{side}: wake-ups, differential flame graph]({side}-wakes.svg)\n\n")
+    match w.graph {
+        true => {
+            out + &format!("![{side}: wake-ups, differential flame graph]({side}-wakes.svg)\n\n")
+        }
+        false => out,
+    }
 }
 
 /// How a side was counted or sampled, its totals and what tells a move.

@@ -48,6 +48,9 @@ pub struct Perf {
     probes: Vec<String>,
 }
 
+/// What a wrapper's probe is named, before the wrapper's name.
+const PROBE: &str = "entry_";
+
 /// glibc's wrappers of the calls that wake another thread or sleep.
 const WRAPPERS: [&str; 14] = [
     "__send",
@@ -144,22 +147,29 @@ impl Perf {
     /// The same perf, tracing wake-ups and sleeps rather than sampling.
     pub fn tracing_wakes(&self) -> Result<Self, String> {
         let libc = libc_path()?;
-        let mut probes = Vec::new();
         for wrapper in WRAPPERS {
-            let event = format!("probe_libc:{wrapper}");
-            // Already there from an earlier run, or made now; a wrapper this
-            // libc lacks is left out.
-            let made = Command::new(&self.perf)
+            // One already there (an earlier run's, or a run's beside this),
+            // or a wrapper this libc lacks, fails here: what is defined is
+            // read back below.
+            // Named apart from the function: perf's event parser takes
+            // `probe_libc:write` for something else.
+            Command::new(&self.perf)
                 .args(["probe", "-q", "-x"])
                 .arg(&libc)
-                .args(["-a", wrapper])
+                .args(["-a", &format!("{PROBE}{wrapper}={wrapper}")])
                 .output()
                 .map_err(|e| format!("running perf probe: {e}"))?;
-            let why = String::from_utf8_lossy(&made.stderr);
-            if made.status.success() || why.contains("already exists") {
-                probes.push(event);
-            }
         }
+        let listed = Command::new(&self.perf)
+            .args(["probe", "-l"])
+            .output()
+            .map_err(|e| format!("running perf probe -l: {e}"))?;
+        let listed = String::from_utf8_lossy(&listed.stdout);
+        let probes: Vec<String> = WRAPPERS
+            .iter()
+            .map(|w| format!("probe_libc:{PROBE}{w}"))
+            .filter(|event| listed.split_whitespace().any(|word| word == event))
+            .collect();
         Ok(Self {
             recording: Recording::Wakes,
             probes,
