@@ -325,26 +325,15 @@ pub fn explain(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<
                 },
             });
             if options.wakes && b.workload().rate.is_none() {
-                let woken = woken(&pair, &jobs, side, options, &mut progress);
-                // A graph only where some stack issued a hundredth of a
-                // wake-up a block or more: inferno draws no empty one.
-                let mut graph = false;
-                if let Ok(w) = &woken {
-                    let [b, c] = w.stacks.each_ref().map(|r| flame::mean(r));
-                    let title = format!("{title}, wake-ups");
-                    if let Ok(svg) = flame::svg(&title, Kind::Wakes, &b, &c) {
-                        std::fs::write(dir.join(format!("{side}-wakes.svg")), svg)?;
-                        graph = true;
-                    }
-                }
-                let last = sides.last_mut().expect("the side just pushed");
-                last.woken = Some(match woken {
-                    Ok(w) => Woken { graph, ..w.woken },
+                let traced = woken(&pair, &jobs, side, options, &mut progress);
+                let woken = match traced {
+                    Ok(t) => t.drawn(&format!("{title}, wake-ups"), &dir, side)?,
                     Err(why) => Woken {
                         absent: Some(why),
                         ..Woken::default()
                     },
-                });
+                };
+                sides.last_mut().expect("the side just pushed").woken = Some(woken);
             }
         }
         let one = Explained {
@@ -618,6 +607,26 @@ const TRACED_RUNS: usize = 4;
 struct Traced {
     woken: Woken,
     stacks: [Vec<PerBlock>; 2],
+}
+
+impl Traced {
+    /// Its wake-ups, with their flame graph drawn into `dir` where some
+    /// stack issued a hundredth of a wake-up a block or more (inferno
+    /// draws no empty one).
+    fn drawn(self, title: &str, dir: &Path, side: Side) -> Result<Woken> {
+        let [b, c] = self.stacks.each_ref().map(|r| flame::mean(r));
+        let graph = match flame::svg(title, Kind::Wakes, &b, &c) {
+            Ok(svg) => {
+                std::fs::write(dir.join(format!("{side}-wakes.svg")), svg)?;
+                true
+            }
+            Err(_) => false,
+        };
+        Ok(Woken {
+            graph,
+            ..self.woken
+        })
+    }
 }
 
 /// `side`'s wake-ups and sleeps, traced in runs of each implementation
