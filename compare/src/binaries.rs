@@ -24,6 +24,27 @@ pub fn locate(
     bin_dir: Option<&Path>,
     profile: &str,
 ) -> Result<Programs> {
+    located(implementations, swept, bin_dir, profile, false)
+}
+
+/// The same built from the source tree with frame pointers kept in every
+/// function, beside the others (`target/frame-pointers`): the programs
+/// whose stacks the kernel walks at a wake-up (`compare explain --wakes`).
+pub fn with_frame_pointers(implementations: &[Implementation], profile: &str) -> Result<Programs> {
+    ensure!(
+        defaults::source_tree().is_some(),
+        "builds with frame pointers come from the source tree, and this compare has none"
+    );
+    located(implementations, &[], None, profile, true)
+}
+
+fn located(
+    implementations: &[Implementation],
+    swept: &[String],
+    bin_dir: Option<&Path>,
+    profile: &str,
+    frame_pointers: bool,
+) -> Result<Programs> {
     let mut programs: Programs = implementations
         .iter()
         .filter_map(|i| match i {
@@ -47,7 +68,12 @@ pub fn locate(
     let dir = match (bin_dir, defaults::source_tree()) {
         (Some(dir), _) => dir.to_path_buf(),
         (None, Some(root)) => {
-            programs.extend(build(ours.collect(), swept, &root, profile)?);
+            let how = How {
+                swept,
+                profile,
+                frame_pointers,
+            };
+            programs.extend(build(ours.collect(), &root, how)?);
             return Ok(programs);
         }
         (None, None) => std::env::current_exe()
@@ -105,36 +131,61 @@ struct Ours<'a> {
     knobs: &'a Settings,
 }
 
+/// How ours are built: the releases of a range (`swept`, whose failures
+/// are their columns'), the cargo profile, and frame pointers or not.
+#[derive(Clone, Copy)]
+struct How<'a> {
+    swept: &'a [String],
+    profile: &'a str,
+    frame_pointers: bool,
+}
+
 /// Builds ours in the workspace at `root`: the locked versions in one cargo
 /// build for each set of compiler flags their knobs need (none: the
 /// workspace's own target folder; `--cfg tokio_unstable`: one of its own,
 /// `target/cfg-tokio_unstable`), each exact version in its own.
-fn build(ours: Vec<Ours>, swept: &[String], root: &Path, profile: &str) -> Result<Programs> {
+fn build(ours: Vec<Ours>, root: &Path, how: How) -> Result<Programs> {
+    let How {
+        swept,
+        profile,
+        frame_pointers,
+    } = how;
     let mut programs = Programs::new();
     let locked: Vec<&Ours> = ours.iter().filter(|o| o.pinned.is_none()).collect();
-    let mut flag_sets: Vec<Vec<&str>> = locked.iter().map(|o| o.knobs.cfgs()).collect();
+    let flags_of = |o: &Ours| cargo::Flags {
+        cfgs: o.knobs.cfgs(),
+        frame_pointers,
+    };
+    let mut flag_sets: Vec<cargo::Flags> = locked.iter().map(|o| flags_of(o)).collect();
     flag_sets.sort();
     flag_sets.dedup();
-    for cfgs in flag_sets {
+    for flags in flag_sets {
         let mut adapters: Vec<&Adapter> = locked
             .iter()
-            .filter(|o| o.knobs.cfgs() == cfgs)
+            .filter(|o| flags_of(o) == flags)
             .map(|o| o.adapter)
             .collect();
         // A runtime and its configurations share one binary.
         adapters.sort_by_key(|a| a.name);
         adapters.dedup();
-        let target = (!cfgs.is_empty()).then(|| root.join("target").join(cargo::cfg_folder(&cfgs)));
+        let target = flags.folder().map(|f| root.join("target").join(f));
         eprintln!(
-            "building the runtime binaries (profile {profile}{}) in {}",
-            cfgs.iter()
+            "building the runtime binaries (profile {profile}{}{}) in {}",
+            flags
+                .cfgs
+                .iter()
                 .map(|c| format!(", --cfg {c}"))
                 .collect::<String>(),
+            if flags.frame_pointers {
+                ", frame pointers"
+            } else {
+                ""
+            },
             root.display()
         );
         let binaries: Vec<cargo::Binary> = adapters.iter().map(|&a| a.into()).collect();
-        let built = cargo::build(root, target.as_deref(), profile, &binaries, &cfgs)?;
-        for o in locked.iter().filter(|o| o.knobs.cfgs() == cfgs) {
+        let built = cargo::build(root, target.as_deref(), profile, &binaries, &flags)?;
+        for o in locked.iter().filter(|o| flags_of(o) == flags) {
             let binary = Program::Binary {
                 path: built[&o.adapter.binary()].clone(),
                 version: o.adapter.version().into(),
@@ -153,7 +204,8 @@ fn build(ours: Vec<Ours>, swept: &[String], root: &Path, profile: &str) -> Resul
     } in ours
     {
         if let Some(pin) = pinned {
-            let program = match versions::build(root, adapter, pin, profile, knobs) {
+            let program = match versions::build(root, adapter, pin, profile, knobs, frame_pointers)
+            {
                 Ok(program) => program,
                 // A release or commit of a range: its column says why, the sweep goes on.
                 Err(e) if swept.contains(&name) => {

@@ -36,15 +36,54 @@ impl From<&Adapter> for Binary {
     }
 }
 
+/// What a build adds to the compiler's flags.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Flags<'a> {
+    /// `--cfg` of each, as a runtime's knobs need them.
+    pub cfgs: Vec<&'a str>,
+    /// Every function keeps a frame pointer, so that the kernel can walk a
+    /// stack at any event (`compare explain --wakes`).
+    pub frame_pointers: bool,
+}
+
+impl Flags<'_> {
+    /// The target folder of a build with these flags, beside the
+    /// workspace's own: one per set, so that no build undoes another's;
+    /// none with no flags.
+    pub fn folder(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if !self.cfgs.is_empty() {
+            parts.push(format!("cfg-{}", self.cfgs.join("-")));
+        }
+        if self.frame_pointers {
+            parts.push("frame-pointers".into());
+        }
+        (!parts.is_empty()).then(|| parts.join("-"))
+    }
+
+    /// RUSTFLAGS: what the environment has, and these; none with none.
+    fn rustflags(&self) -> Option<String> {
+        self.folder()?;
+        let mut flags = std::env::var("RUSTFLAGS").unwrap_or_default();
+        for cfg in &self.cfgs {
+            flags.push_str(&format!(" --cfg {cfg}"));
+        }
+        if self.frame_pointers {
+            flags.push_str(" -C force-frame-pointers=yes");
+        }
+        Some(flags.trim().to_string())
+    }
+}
+
 /// `cargo build --profile PROFILE` of exactly `binaries` in the workspace
-/// at `root` (into `target`, when given), with `--cfg` of each of `cfgs`
-/// added to RUSTFLAGS; cargo says where it put them, by binary name.
+/// at `root` (into `target`, when given), with `flags` added to RUSTFLAGS;
+/// cargo says where it put them, by binary name.
 pub fn build(
     root: &Path,
     target: Option<&Path>,
     profile: &str,
     binaries: &[Binary],
-    cfgs: &[&str],
+    flags: &Flags,
 ) -> Result<HashMap<String, PathBuf>, BuildError> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
@@ -58,12 +97,8 @@ pub fn build(
     if let Some(target) = target {
         cmd.env("CARGO_TARGET_DIR", target);
     }
-    if !cfgs.is_empty() {
-        let mut flags = std::env::var("RUSTFLAGS").unwrap_or_default();
-        for cfg in cfgs {
-            flags.push_str(&format!(" --cfg {cfg}"));
-        }
-        cmd.env("RUSTFLAGS", flags.trim());
+    if let Some(rustflags) = flags.rustflags() {
+        cmd.env("RUSTFLAGS", rustflags);
     }
     for b in binaries {
         cmd.args(["-p", &b.package, "--bin", &b.name]);
@@ -138,12 +173,6 @@ fn set_for_a_crate() -> Vec<std::ffi::OsString> {
         .collect()
 }
 
-/// The target folder of a build with compiler flags `cfgs`, beside the
-/// workspace's own: one per set, so that no build undoes another's.
-pub fn cfg_folder(cfgs: &[&str]) -> String {
-    format!("cfg-{}", cfgs.join("-"))
-}
-
 /// Cargo's own error lines (not its progress), or all it said.
 fn cargo_errors(stderr: &str) -> String {
     let start = stderr.find("error").unwrap_or(0);
@@ -175,7 +204,14 @@ mod tests {
     fn code_that_does_not_compile_is_reported_with_the_compilers_error() {
         let dir = workspace("fn main() { let x: u8 = \"no\"; }\n");
         let target = dir.path().join("target");
-        let e = build(dir.path(), Some(&target), "dev", &[mio()], &[]).unwrap_err();
+        let e = build(
+            dir.path(),
+            Some(&target),
+            "dev",
+            &[mio()],
+            &Flags::default(),
+        )
+        .unwrap_err();
         let BuildError::Compile(message) = &e else {
             panic!("{e}");
         };
@@ -196,7 +232,14 @@ mod tests {
     fn a_build_says_where_the_binary_is() {
         let dir = workspace("fn main() {}\n");
         let target = dir.path().join("target");
-        let built = build(dir.path(), Some(&target), "dev", &[mio()], &[]).unwrap();
+        let built = build(
+            dir.path(),
+            Some(&target),
+            "dev",
+            &[mio()],
+            &Flags::default(),
+        )
+        .unwrap();
         assert!(built["pingpong-mio"].is_file());
         assert!(built["pingpong-mio"].starts_with(target.join("debug")));
     }

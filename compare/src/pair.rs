@@ -3,7 +3,7 @@
 //! and both processes are sampled at the window's edges.
 
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -89,14 +89,41 @@ impl ProcessPair {
 enum Mode<'a> {
     /// The timed window of the options.
     Timed,
-    /// `blocks` per connection, the `under` side run by `profiler`, which
-    /// writes what it counted to `out`.
+    /// `span`'s pingpong, the `under` side run by `profiler`, which writes
+    /// what it counted to `out`.
     Counted {
-        blocks: u64,
+        span: Span,
         under: Side,
         profiler: Profiler<'a>,
         out: &'a Path,
     },
+}
+
+/// How much a counted pair round-trips.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Span {
+    /// So many blocks per connection, the connections started together,
+    /// no warm-up and no clock: the closed loop's count.
+    Blocks(u64),
+    /// A window of so many seconds at the job's own rate, no warm-up: the
+    /// open loop's, whose schedule no count of blocks keeps.
+    Seconds(f64),
+}
+
+impl Span {
+    /// Twice as much.
+    pub fn doubled(self) -> Self {
+        match self {
+            Self::Blocks(n) => Self::Blocks(2 * n),
+            Self::Seconds(s) => Self::Seconds(2.0 * s),
+        }
+    }
+}
+
+/// A profiled pair's file, and the blocks its client round-tripped.
+pub struct Profile {
+    pub file: PathBuf,
+    pub blocks: f64,
 }
 
 /// What counts a side of a counted pair.
@@ -208,7 +235,7 @@ impl ProcessPair {
             for (k, n) in [blocks, 2 * blocks].into_iter().enumerate() {
                 let out = dir.path().join(format!("{under}-{n}"));
                 let mode = Mode::Counted {
-                    blocks: n,
+                    span: Span::Blocks(n),
                     under,
                     profiler: Profiler::Callgrind {
                         callgrind,
@@ -240,15 +267,14 @@ impl ProcessPair {
     }
 
     /// `job`'s `under` side under callgrind, counted by call stack, with
-    /// `blocks` per connection and then twice as many: the two counts'
-    /// files, written into `dir`.
+    /// `blocks` per connection and then twice as many: the two counts.
     pub fn counted_stacks(
         &self,
         job: &Job,
         blocks: u64,
         under: Side,
         dir: &Path,
-    ) -> Result<[std::path::PathBuf; 2], String> {
+    ) -> Result<[Profile; 2], String> {
         if let Program::Binary { adapter, .. } = side_program(job, under)?
             && adapter.io_uring
         {
@@ -259,48 +285,55 @@ impl ProcessPair {
             callgrind: &callgrind,
             stacks: true,
         };
-        self.profiled(job, [blocks, 2 * blocks], under, profiler, dir)
+        self.profiled(job, Span::Blocks(blocks), under, profiler, dir)
     }
 
-    /// `job`'s `under` side sampled by perf, with `blocks` per connection
-    /// and then twice as many: the two samples' files, written into `dir`.
+    /// `job`'s `under` side sampled by perf over `span` and then twice as
+    /// much: the two samples, written into `dir`.
     pub fn sampled_stacks(
         &self,
         job: &Job,
-        blocks: u64,
+        span: Span,
         under: Side,
         perf: &Perf,
         dir: &Path,
-    ) -> Result<[std::path::PathBuf; 2], String> {
+    ) -> Result<[Profile; 2], String> {
         side_program(job, under)?;
-        self.profiled(job, [blocks, 2 * blocks], under, Profiler::Perf(perf), dir)
+        self.profiled(job, span, under, Profiler::Perf(perf), dir)
     }
 
     fn profiled(
         &self,
         job: &Job,
-        counts: [u64; 2],
+        span: Span,
         under: Side,
         profiler: Profiler,
         dir: &Path,
-    ) -> Result<[std::path::PathBuf; 2], String> {
+    ) -> Result<[Profile; 2], String> {
         let (name, extension) = match profiler {
             Profiler::Callgrind { .. } => ("callgrind", "callgrind"),
             Profiler::Perf(_) => ("perf", "perf.data"),
         };
-        let run = |n: u64| {
-            let out = dir.join(format!("{under}-{n}.{extension}"));
+        let run = |(k, span): (usize, Span)| {
+            let file = dir.join(format!("{under}-{k}.{extension}"));
             let mode = Mode::Counted {
-                blocks: n,
+                span,
                 under,
                 profiler,
-                out: &out,
+                out: &file,
             };
-            self.pair(job, mode)
+            let measured = self
+                .pair(job, mode)
                 .map_err(|e| format!("with the {under} under {name}: {e}"))?;
-            Ok::<_, String>(out)
+            let ClientMeasurement::Ours(result) = &measured.client else {
+                return Err(format!(
+                    "with the {under} under {name}: no client of ours counted its blocks"
+                ));
+            };
+            let blocks = result.bytes as f64 / job.workload.block.max(1) as f64;
+            Ok::<_, String>(Profile { file, blocks })
         };
-        Ok([run(counts[0])?, run(counts[1])?])
+        Ok([run((1, span))?, run((2, span.doubled()))?])
     }
 
     /// One pair of processes: the server where the site says, the client
@@ -724,16 +757,32 @@ fn our_client(
     counting: Counting,
 ) -> Result<Measurement, RepetitionError> {
     let mut config = client_config(job, server.addr);
-    if let Mode::Counted { blocks, .. } = mode {
-        // The clock that times round trips is the suite's work, not the
-        // runtime's: counted without it. Connections stay open and start
-        // together.
-        config.blocks = Some(blocks);
-        config.churn = None;
-        config.rate = None;
-        config.arrival = Arrival::Gated;
-        config.warmup = Duration::ZERO;
-        config.latency = false;
+    match mode {
+        Mode::Counted {
+            span: Span::Blocks(blocks),
+            ..
+        } => {
+            // The clock that times round trips is the suite's work, not the
+            // runtime's: counted without it. Connections stay open and start
+            // together.
+            config.blocks = Some(blocks);
+            config.churn = None;
+            config.rate = None;
+            config.arrival = Arrival::Gated;
+            config.warmup = Duration::ZERO;
+            config.latency = false;
+        }
+        Mode::Counted {
+            span: Span::Seconds(seconds),
+            ..
+        } => {
+            // The open loop times every block from when it was due: its
+            // clock is how it keeps the rate.
+            config.seconds = Duration::from_secs_f64(seconds);
+            config.warmup = Duration::ZERO;
+            config.latency = true;
+        }
+        Mode::Timed => {}
     }
     let client = client_args(job, &config, server)?;
     let args = Cli {

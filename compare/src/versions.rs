@@ -25,20 +25,21 @@ use toml_edit::{Array, ArrayOfTables, DocumentMut, Item, Table, value};
 use pingpong::knobs::Settings;
 
 use crate::adapters::Adapter;
-use crate::cargo::{self, Binary, BuildError, cfg_folder};
+use crate::cargo::{self, Binary, BuildError, Flags};
 use crate::implementation::Pin;
 use crate::program::Program;
 use crate::{defaults, revision};
 
 /// Builds `adapter` against `pin`, a release or unreleased code of its
-/// crate, with cargo profile `profile`, and checks the version cargo
-/// resolved.
+/// crate, with cargo profile `profile` (and frame pointers where asked),
+/// and checks the version cargo resolved.
 pub fn build(
     root: &Path,
     adapter: &'static Adapter,
     pin: &Pin,
     profile: &str,
     knobs: &Settings,
+    frame_pointers: bool,
 ) -> Result<Program> {
     let (what, label, version, patch) = match pin {
         Pin::Release(version) => (
@@ -68,7 +69,10 @@ pub fn build(
         }
     };
     let name = format!("{}@{label}", adapter.name);
-    let cfgs = knobs.cfgs();
+    let flags = Flags {
+        cfgs: knobs.cfgs(),
+        frame_pointers,
+    };
     let sources = root
         .join("runtimes")
         .join(adapter.package.trim_start_matches("pingpong-"));
@@ -89,9 +93,9 @@ pub fn build(
     };
     prepare(root, &sources, &dir, &package, &label, &requirement)
         .with_context(|| format!("preparing the build of {name}"))?;
-    let target = match cfgs.is_empty() {
-        true => root.join("target"),
-        false => root.join("target").join(cfg_folder(&cfgs)),
+    let target = match flags.folder() {
+        None => root.join("target"),
+        Some(folder) => root.join("target").join(folder),
     };
     let binary = Binary {
         name: release_name(&adapter.binary(), &label),
@@ -102,7 +106,7 @@ pub fn build(
         Some(&target),
         profile,
         std::slice::from_ref(&binary),
-        &cfgs,
+        &flags,
     )
     .map_err(|e| match e {
         BuildError::Compile(error) => anyhow!(
@@ -123,9 +127,9 @@ pub fn build(
             adapter.krate
         );
     }
-    let path = dir.join(match cfgs.is_empty() {
-        true => adapter.binary(),
-        false => format!("{}-{}", adapter.binary(), cfg_folder(&cfgs)),
+    let path = dir.join(match flags.folder() {
+        None => adapter.binary(),
+        Some(folder) => format!("{}-{folder}", adapter.binary()),
     });
     // Copied beside it and renamed over it: another compare may be running
     // the old one, which the kernel will not let a copy write into. Not

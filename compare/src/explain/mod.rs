@@ -24,15 +24,16 @@ use crate::implementation::Implementation;
 use crate::measure::callgrind;
 use crate::measure::perf::{self, Perf};
 use crate::measure::prices::Prices;
-use crate::pair::ProcessPair;
+use crate::pair::{ProcessPair, Profile, Span};
 use crate::placement;
+use crate::placement::Placement;
 use crate::plan::Plan;
-use crate::program::Program;
+use crate::program::{Program, Programs};
 use crate::remote::Site;
 use crate::repetition::{Job, Side};
 use crate::results::key::CellKey;
 use crate::results::registry::Figure;
-use crate::results::{Cell, Results, Status};
+use crate::results::{Cell, Config, Results, Status};
 use crate::stats;
 use moved::{Function, Kind};
 use stacks::PerBlock;
@@ -116,6 +117,9 @@ pub struct Woken {
     pub runs: usize,
     /// Blocks per connection of the shorter count.
     pub blocks: u64,
+    /// In the open loop: seconds of the shorter count's window.
+    #[serde(default)]
+    pub seconds: Option<f64>,
     /// Per block in all, medians: wake-ups, then sleeps; each baseline,
     /// candidate.
     pub totals: [[f64; 2]; 2],
@@ -242,6 +246,13 @@ pub fn explain(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<
         }
     }
     let programs = binaries::locate(&implementations, &[], None, &options.profile)?;
+    let traced = match options.wakes {
+        true => Some(binaries::with_frame_pointers(
+            &implementations,
+            &options.profile,
+        )?),
+        false => None,
+    };
     let cpus = placement::available_cpus()?;
     let prices = Prices::measure(&cpus).map_err(anyhow::Error::msg)?;
     progress(&format!("prices here: {}", prices.said()));
@@ -256,50 +267,23 @@ pub fn explain(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<
         ));
         let load = b.load();
         let placement = plan.pin.place(&cpus, load.threads, load.client_threads());
-        let job = |cell: &Cell| -> Job {
-            Job {
-                server: &programs[&cell.implementation],
-                client: &programs[&cell.client],
-                load,
-                workload: cell.workload(),
-                rate: None,
-                work: results.config.work,
-                warmup: Duration::from_secs_f64(results.config.warmup),
-                seconds: Duration::from_secs_f64(results.config.seconds),
-                latency: false,
-                arrival: results.config.arrival(),
-                placement: &placement,
-                counting: false,
-            }
-        };
-        let jobs = [job(b), job(c)];
+        let job = |cell, programs| job(cell, programs, &results.config, &placement);
+        let jobs = [job(b, &programs), job(c, &programs)];
         let dir = folder(&options.out, &what);
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let mut sides = Vec::new();
         for &side in &options.sides {
-            let profiled = match b.workload().rate {
-                None => method(&jobs, side, options.sampled).and_then(|method| {
-                    let blocks = match method {
-                        Method::Counted => options.blocks,
-                        Method::Sampled(_) => {
-                            sampled_blocks(b, c, options.sample_seconds, options.blocks)
-                        }
-                    };
-                    let repeat = match method {
-                        Method::Counted => options.repeat,
-                        Method::Sampled(_) => options.repeat.max(SAMPLED_RUNS),
-                    };
-                    let runs = Runs {
-                        side,
-                        blocks,
-                        repeat,
-                    };
-                    profiled(&pair, &jobs, &method, runs, &mut progress)
-                }),
-                Some(_) => Err("an open-loop cell is not counted: profiled, no rate \
-                                holds; explain its closed-loop twin"
-                    .into()),
-            };
+            let profiled = method(&jobs, side, options.sampled).and_then(|method| {
+                let (span, repeat) = match method {
+                    Method::Counted => (Span::Blocks(options.blocks), options.repeat),
+                    Method::Sampled(_) => (
+                        sampled_span(b, c, options.sample_seconds, options.blocks),
+                        options.repeat.max(SAMPLED_RUNS),
+                    ),
+                };
+                let runs = Runs { side, span, repeat };
+                profiled(&pair, &jobs, &method, runs, &mut progress)
+            });
             let title = format!(
                 "{side}: {} -> {}, {what}",
                 options.baseline, options.candidate
@@ -324,7 +308,8 @@ pub fn explain(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<
                     woken: None,
                 },
             });
-            if options.wakes && b.workload().rate.is_none() {
+            if let Some(traced) = &traced {
+                let jobs = [job(b, traced), job(c, traced)];
                 let traced = woken(&pair, &jobs, side, options, &mut progress);
                 let woken = match traced {
                     Ok(t) => t.drawn(&format!("{title}, wake-ups"), &dir, side)?,
@@ -351,6 +336,30 @@ pub fn explain(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<
         explained.push(one);
     }
     Ok(explained)
+}
+
+/// `cell`'s pair of processes, once, of `programs`: the server's threads,
+/// the connections and the workload as it ran them.
+fn job<'j>(
+    cell: &Cell,
+    programs: &'j Programs,
+    config: &Config,
+    placement: &'j Placement,
+) -> Job<'j> {
+    Job {
+        server: &programs[&cell.implementation],
+        client: &programs[&cell.client],
+        load: cell.load(),
+        workload: cell.workload(),
+        rate: cell.rate,
+        work: config.work,
+        warmup: Duration::from_secs_f64(config.warmup),
+        seconds: Duration::from_secs_f64(config.seconds),
+        latency: false,
+        arrival: config.arrival(),
+        placement,
+        counting: false,
+    }
 }
 
 impl Explained {
@@ -454,21 +463,29 @@ enum Method {
     Sampled(Perf),
 }
 
-/// Sampled where asked, or where either job's side runs on io_uring
-/// (valgrind cannot run it); counted otherwise.
+/// Sampled where asked, in the open loop (under callgrind, some fifty
+/// times slower, no rate holds), or where either job's side runs on
+/// io_uring (valgrind cannot run it); counted otherwise.
 fn method(jobs: &[Job; 2], side: Side, sampled: bool) -> Result<Method, String> {
     let io_uring = jobs.iter().find_map(|job| match side_program(job, side) {
         Program::Binary { adapter, .. } if adapter.io_uring => Some(adapter.name),
         _ => None,
     });
-    if !sampled && io_uring.is_none() {
+    let open = jobs[0].rate.is_some();
+    if !sampled && !open && io_uring.is_none() {
         return Ok(Method::Counted);
     }
     Perf::find()
         .map(Method::Sampled)
-        .map_err(|why| match io_uring {
-            Some(name) => format!("{name} runs on io_uring, which callgrind cannot run, and {why}"),
-            None => why,
+        .map_err(|why| match (io_uring, open) {
+            (Some(name), _) => {
+                format!("{name} runs on io_uring, which callgrind cannot run, and {why}")
+            }
+            (None, true) => format!(
+                "an open loop is sampled (under callgrind, some fifty times slower, no rate \
+                 holds), and {why}"
+            ),
+            (None, false) => why,
         })
 }
 
@@ -483,12 +500,16 @@ fn side_program<'j>(job: &Job<'j>, side: Side) -> &'j Program {
 /// hundred (monoio against itself); of four, in none of 105.
 const SAMPLED_RUNS: usize = 4;
 
-/// Blocks per connection of a sampled side's shorter count: those of
-/// `seconds` at the faster of the two cells' throughput (so that the count
-/// gathers samples), and `least` at least.
-fn sampled_blocks(b: &Cell, c: &Cell, seconds: f64, least: u64) -> u64 {
+/// A sampled side's shorter count: in the open loop, a window of
+/// `seconds` at the cell's rate; in the closed loop, the blocks per
+/// connection of `seconds` at the faster of the two cells' throughput (so
+/// that the count gathers samples), and `least` at least.
+fn sampled_span(b: &Cell, c: &Cell, seconds: f64, least: u64) -> Span {
+    if b.rate.is_some() {
+        return Span::Seconds(seconds);
+    }
     let Some(figure) = Figure::named("mib_per_s") else {
-        return least;
+        return Span::Blocks(least);
     };
     let rate = [b, c]
         .iter()
@@ -498,14 +519,47 @@ fn sampled_blocks(b: &Cell, c: &Cell, seconds: f64, least: u64) -> u64 {
         })
         .fold(0.0, f64::max);
     let per_connection = rate * seconds / b.load().connections.max(1) as f64;
-    (per_connection.ceil() as u64).max(least)
+    Span::Blocks((per_connection.ceil() as u64).max(least))
+}
+
+/// A traced side's shorter count: `blocks` per connection in the closed
+/// loop, a window of `seconds` at the cell's rate in the open.
+fn traced_span(job: &Job, blocks: u64, seconds: f64) -> Span {
+    match job.rate {
+        Some(_) => Span::Seconds(seconds),
+        None => Span::Blocks(blocks),
+    }
+}
+
+/// What a side's shorter count was, as its figures record it: blocks per
+/// connection, and in the open loop the window's seconds.
+fn recorded(span: Span, short: &[Profile; 2], connections: usize) -> (u64, Option<f64>) {
+    match span {
+        Span::Blocks(n) => (n, None),
+        Span::Seconds(s) => (
+            (short[0].blocks / connections.max(1) as f64).round() as u64,
+            Some(s),
+        ),
+    }
+}
+
+/// "of 100 and 200 blocks per connection", or the open loop's windows.
+fn counts_said(blocks: u64, seconds: Option<f64>) -> String {
+    match seconds {
+        None => format!("of {blocks} and {} blocks per connection", 2 * blocks),
+        Some(s) => format!(
+            "of windows of {s} s and {} s at the cell's rate, with no warm-up ({blocks} \
+             blocks per connection in the first shorter one)",
+            2.0 * s
+        ),
+    }
 }
 
 /// How many runs of what.
 struct Runs {
     side: Side,
-    /// Blocks per connection of the shorter count.
-    blocks: u64,
+    /// The shorter count.
+    span: Span,
     /// Runs of each implementation.
     repeat: usize,
 }
@@ -526,6 +580,9 @@ pub struct Sampling {
     pub period_ns: u64,
     /// Blocks per connection of the shorter count.
     pub blocks: u64,
+    /// In the open loop: seconds of the shorter count's window.
+    #[serde(default)]
+    pub seconds: Option<f64>,
     /// CPU clock samples of both counts of a run, the median of
     /// every run's.
     pub samples: u64,
@@ -542,50 +599,57 @@ fn profiled(
     runs: Runs,
     progress: &mut impl FnMut(&str),
 ) -> Result<Profiled, String> {
-    let Runs {
-        side,
-        blocks,
-        repeat,
-    } = runs;
+    let Runs { side, span, repeat } = runs;
     let dir = tempfile::tempdir().map_err(|e| format!("a folder for the profiles: {e}"))?;
     let mut profiled: [Vec<PerBlock>; 2] = Default::default();
     let mut samples = Vec::new();
+    let mut first = None;
     for round in 1..=repeat {
         for (i, job) in jobs.iter().enumerate() {
             progress(&format!(
                 "  {side}, run {round} of {repeat}, {}",
                 ["baseline", "candidate"][i]
             ));
-            let extra = (blocks * job.load.connections as u64) as f64;
-            let per_block = match method {
+            let (per_block, counts) = match method {
                 Method::Counted => {
-                    let [short, long] = pair.counted_stacks(job, blocks, side, dir.path())?;
-                    stacks::per_block(
-                        &callgrind::stacks(&short)?,
-                        &callgrind::stacks(&long)?,
-                        extra,
-                    )
+                    let Span::Blocks(blocks) = span else {
+                        return Err("a counted side counts blocks".into());
+                    };
+                    let counts = pair.counted_stacks(job, blocks, side, dir.path())?;
+                    let [short, long] = &counts;
+                    let per_block = stacks::per_block(
+                        &callgrind::stacks(&short.file)?,
+                        &callgrind::stacks(&long.file)?,
+                        [short.blocks, long.blocks],
+                    );
+                    (per_block, counts)
                 }
                 Method::Sampled(perf) => {
-                    let files = pair.sampled_stacks(job, blocks, side, perf, dir.path())?;
-                    let [short, long] = files.each_ref().map(|f| perf.sampled(f));
+                    let counts = pair.sampled_stacks(job, span, side, perf, dir.path())?;
+                    let [short, long] = counts.each_ref().map(|c| perf.sampled(&c.file));
                     // A run's samples take hundreds of megabytes: gone once read.
-                    files.iter().for_each(|f| drop(std::fs::remove_file(f)));
+                    counts
+                        .iter()
+                        .for_each(|c| drop(std::fs::remove_file(&c.file)));
                     let (short, long) = (short?, long?);
                     let ns = |s: &perf::Sampled| s.values().sum::<u64>();
                     samples.push((ns(&long) + ns(&short)) / perf::PERIOD_NS);
-                    stacks::per_block_sampled(&short, &long, extra)
+                    let blocks = counts.each_ref().map(|c| c.blocks);
+                    (stacks::per_block_sampled(&short, &long, blocks), counts)
                 }
             };
+            first.get_or_insert_with(|| recorded(span, &counts, job.load.connections));
             profiled[i].push(per_block);
         }
     }
+    let (blocks, seconds) = first.unwrap_or_default();
     let sampling = match method {
         Method::Counted => None,
         Method::Sampled(perf) => Some(Sampling {
             perf: perf.version.clone(),
             period_ns: perf::PERIOD_NS,
             blocks,
+            seconds,
             samples: stats::median(&samples.iter().map(|&n| n as f64).collect::<Vec<_>>())
                 .unwrap_or(0.0) as u64,
             cpu_ns: [0.0; 2],
@@ -599,8 +663,11 @@ fn profiled(
 
 /// Runs of each implementation a traced side takes: whether a worker was
 /// parked when a task came moves with the machine's timing, so wake-ups
-/// vary between runs as CPU time does.
-const TRACED_RUNS: usize = 4;
+/// vary between runs as CPU time does. tokio 1.51.0's futex wake-up of a
+/// parked worker (0.33 to 0.50 a block in six runs, none in 1.50.0's) was
+/// not told from four runs a side, whose trimmed range still held 0.25;
+/// from six it was.
+const TRACED_RUNS: usize = 6;
 
 /// A side's traced wake-ups and sleeps, and its runs' wake-ups by stack
 /// for the flame graph.
@@ -639,26 +706,32 @@ fn woken(
     options: &Options,
     progress: &mut impl FnMut(&str),
 ) -> Result<Traced, String> {
-    let perf = Perf::find()?.tracing_wakes()?;
+    let perf = Perf::find()?.tracing_wakes();
     let dir = tempfile::tempdir().map_err(|e| format!("a folder for the traces: {e}"))?;
-    let (blocks, repeat) = (options.blocks, options.repeat.max(TRACED_RUNS));
+    let span = traced_span(&jobs[0], options.blocks, options.sample_seconds);
+    let repeat = options.repeat.max(TRACED_RUNS);
     let mut paths: [Vec<PerBlock>; 2] = Default::default();
     let mut stacks: [Vec<PerBlock>; 2] = Default::default();
+    let mut first = None;
     for round in 1..=repeat {
         for (i, job) in jobs.iter().enumerate() {
             progress(&format!(
                 "  {side}, wake-ups traced, run {round} of {repeat}, {}",
                 ["baseline", "candidate"][i]
             ));
-            let files = pair.sampled_stacks(job, blocks, side, &perf, dir.path())?;
-            let [short, long] = files.each_ref().map(|f| perf.traced(f));
-            files.iter().for_each(|f| drop(std::fs::remove_file(f)));
-            let extra = (blocks * job.load.connections as u64) as f64;
-            let [by_path, by_stack] = stacks::per_block_traced(&short?, &long?, extra);
+            let counts = pair.sampled_stacks(job, span, side, &perf, dir.path())?;
+            let [short, long] = counts.each_ref().map(|c| perf.traced(&c.file));
+            counts
+                .iter()
+                .for_each(|c| drop(std::fs::remove_file(&c.file)));
+            let blocks = counts.each_ref().map(|c| c.blocks);
+            let [by_path, by_stack] = stacks::per_block_traced(&short?, &long?, blocks);
+            first.get_or_insert_with(|| recorded(span, &counts, job.load.connections));
             paths[i].push(by_path);
             stacks[i].push(by_stack);
         }
     }
+    let (blocks, seconds) = first.unwrap_or_default();
     let [b, c] = &paths;
     let (mut wakes, wake_totals) = moved::compare(b, c, Kind::Wakes);
     let (mut sleeps, sleep_totals) = moved::compare(b, c, Kind::Sleeps);
@@ -671,6 +744,7 @@ fn woken(
         woken: Woken {
             runs: repeat,
             blocks,
+            seconds,
             totals: [wake_totals, sleep_totals],
             wakes,
             sleeps,
@@ -882,16 +956,17 @@ fn woken_page(side: &str, w: &Woken) -> String {
         "Traced by perf: every wake-up the side's threads issue (the scheduler's \
          `sched_waking`, in the waker's context, whichever thread it wakes) and every \
          sleep they take (`sched_switch` away from a waiting thread), each with its \
-         call stack, {} runs of each implementation, in turns, of {} and {} blocks per \
-         connection; the difference per block. A path is the innermost frames of the \
-         program's own code (the runtime's, the application's: not the kernel's, the \
-         standard library's or C's), innermost first; `[interrupt]` where an interrupt \
-         raised the wake-up. {wb:.2} -> {wc:.2} wake-ups and {sb:.2} -> {sc:.2} sleeps per \
+         call stack walked by frame pointers (both implementations built with them \
+         for this), {} runs of each implementation, in turns, {}; the difference per \
+         block. A path is the system call it was made in, then the innermost frames of \
+         the program's own code (the runtime's, the application's: not the kernel's, \
+         the standard library's or C's), innermost first; the walk starts at the caller \
+         of the function that called C's wrapper, so that one frame is not seen; \
+         `[interrupt]` where an interrupt raised the wake-up. {wb:.2} -> {wc:.2} wake-ups and {sb:.2} -> {sc:.2} sleeps per \
          block in all. Told: a path's figure moved by more than {}, and by {} per block \
          at least.\n\n",
         w.runs,
-        w.blocks,
-        2 * w.blocks,
+        counts_said(w.blocks, w.seconds),
         moved::variation_said(w.runs),
         moved::FLOOR_EVENTS,
     );
@@ -928,8 +1003,7 @@ fn method_said(side: &Explanation) -> String {
             let [b, c] = s.cpu_ns;
             format!(
                 "Sampled by perf ({}) on the kernel's CPU clock, every {} µs of CPU, the \
-                 kernel's time included: {} runs of each, in turns, of {} and {} blocks per \
-                 connection, {} samples a run in both (median), pooled. A figure of k \
+                 kernel's time included: {} runs of each, in turns, {}, {} samples a run in both (median), pooled. A figure of k \
                  samples is known to about ±2√k: a function with 1% of the time, to \
                  ±{precise:.0}% of itself; the table's ± is a move's sampling error (one \
                  standard deviation, one run of each). {b:.0} -> {c:.0} ns of CPU per block \
@@ -939,8 +1013,7 @@ fn method_said(side: &Explanation) -> String {
                 s.perf,
                 s.period_ns / 1000,
                 side.runs,
-                s.blocks,
-                2 * s.blocks,
+                counts_said(s.blocks, s.seconds),
                 s.samples,
                 moved([b, c]),
                 moved::variation_said(side.runs),
@@ -1011,6 +1084,7 @@ mod tests {
             candidate: [moved; 2],
             variation: 0.0,
             error: 0.0,
+            runs: Default::default(),
             told: true,
         }
     }

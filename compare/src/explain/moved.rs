@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::stacks::{self, Cost, Costs, PerBlock};
-use crate::measure::callgrind;
 use crate::measure::prices::Prices;
+use crate::measure::{callgrind, perf};
 use crate::stats;
 
 /// A few instructions of a loop that turns more or less often with the
@@ -152,6 +152,9 @@ pub struct Function {
     /// counted.
     #[serde(default)]
     pub error: f64,
+    /// Its own figure in each run: baseline's, candidate's.
+    #[serde(default, skip_serializing_if = "no_runs")]
+    pub runs: [Vec<f64>; 2],
     /// Whether its own figure moved by more than [`times`] the runs'
     /// variation,
     /// by the kind's floor at least, and sampled, by
@@ -230,15 +233,21 @@ pub fn compare(
             };
             let error = (variance(&b) + variance(&c)).sqrt();
             let (baseline, candidate) = (side(&b), side(&c));
+            let runs = [values(&b, false), values(&c, false)];
             let moved = (candidate[0] - baseline[0]).abs();
             Function {
                 name: name.clone(),
-                krate: callgrind::crate_of(name).map(str::to_string),
+                krate: match kind {
+                    Kind::Wakes | Kind::Sleeps => perf::crate_of_path(name),
+                    _ => callgrind::crate_of(name),
+                }
+                .map(str::to_string),
                 kind,
                 baseline,
                 candidate,
                 variation,
                 error,
+                runs,
                 told: b.len() > 1
                     && c.len() > 1
                     && moved > times(b.len().min(c.len())) * variation
@@ -257,6 +266,10 @@ pub fn compare(
             .then(x.name.cmp(&y.name))
     });
     (functions, totals)
+}
+
+fn no_runs(runs: &[Vec<f64>; 2]) -> bool {
+    runs.iter().all(Vec::is_empty)
 }
 
 fn median(values: Vec<f64>) -> f64 {

@@ -41,11 +41,12 @@ impl std::ops::AddAssign for Cost {
 pub type PerBlock = BTreeMap<String, Cost>;
 
 /// Each stack's counts between a count of `short` and of `long` (twice as
-/// many blocks per connection), per block of the `blocks` between them. A
+/// long), per block of those between them (`blocks`: each count's). A
 /// stack that cost less in the longer run (an event loop's turns vary with
 /// the machine's timing) keeps its negative figure: a function's sum is
 /// its cost per block still.
-pub fn per_block(short: &Stacks, long: &Stacks, blocks: f64) -> PerBlock {
+pub fn per_block(short: &Stacks, long: &Stacks, blocks: [f64; 2]) -> PerBlock {
+    let blocks = blocks[1] - blocks[0];
     let stacks: BTreeSet<&String> = short.keys().chain(long.keys()).collect();
     stacks
         .into_iter()
@@ -63,16 +64,15 @@ pub fn per_block(short: &Stacks, long: &Stacks, blocks: f64) -> PerBlock {
 }
 
 /// The same of two sampled runs, pooled: each stack's CPU time over both
-/// counts, per block of the `blocks` between them (a third of both
-/// counts' blocks), with the variance of its samples (a count of `k`
+/// counts, per block of both counts' `blocks`, with the variance of its samples (a count of `k`
 /// samples varies by `k`: in ns², `k` times the period squared). Not
 /// their difference: CPU time moves with the VM's speed by a fifth or more
 /// within minutes, and a difference of two counts, the longer twice the
 /// shorter, moves by more than twice that; starting and stopping cost a
 /// few milliseconds of CPU (12 to 24 samples of a side here, of about
 /// 2,700), alike on both implementations.
-pub fn per_block_sampled(short: &Sampled, long: &Sampled, blocks: f64) -> PerBlock {
-    let pooled = 3.0 * blocks;
+pub fn per_block_sampled(short: &Sampled, long: &Sampled, blocks: [f64; 2]) -> PerBlock {
+    let pooled = blocks[0] + blocks[1];
     let stacks: BTreeSet<&String> = short.keys().chain(long.keys()).collect();
     stacks
         .into_iter()
@@ -91,9 +91,10 @@ pub fn per_block_sampled(short: &Sampled, long: &Sampled, blocks: f64) -> PerBlo
 
 /// Two traced runs' wake-ups and sleeps per block, by path, and their
 /// wake-ups by whole stack (for the flame graph): as counted, the
-/// difference between a count of `short` and of `long` per block of the
-/// `blocks` between them.
-pub fn per_block_traced(short: &Traced, long: &Traced, blocks: f64) -> [PerBlock; 2] {
+/// difference between a count of `short` and of `long` per block of those
+/// between them (`blocks`: each count's).
+pub fn per_block_traced(short: &Traced, long: &Traced, blocks: [f64; 2]) -> [PerBlock; 2] {
+    let blocks = blocks[1] - blocks[0];
     let mut paths = difference(&short.wakes, &long.wakes, blocks, |c, n| c.wakes = n);
     for (path, cost) in difference(&short.sleeps, &long.sleeps, blocks, |c, n| c.sleeps = n) {
         *paths.entry(path).or_default() += cost;
@@ -180,7 +181,7 @@ mod tests {
             ("main;serve", 500, 0),
             ("main", 50, 0),
         ]);
-        let stacks = per_block(&short, &long, 100.0);
+        let stacks = per_block(&short, &long, [100.0, 200.0]);
         let echo = Cost {
             instructions: 20.0,
             syscalls: 1.0,
@@ -209,7 +210,7 @@ mod tests {
             |ns: u64| -> Sampled { [("main;echo".to_string(), ns)].into_iter().collect() };
         // 100 blocks in the shorter count, 200 in the longer: 40 samples
         // over 300 blocks.
-        let stacks = per_block_sampled(&sampled(10 * p), &sampled(30 * p), 100.0);
+        let stacks = per_block_sampled(&sampled(10 * p), &sampled(30 * p), [100.0, 200.0]);
         let echo = stacks["main;echo"];
         assert_eq!(echo.cpu_ns, 40.0 * p as f64 / 300.0);
         // A standard deviation of sqrt(40) samples, over the same blocks.

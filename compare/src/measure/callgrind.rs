@@ -141,7 +141,33 @@ pub fn frame_name(frame: &str) -> String {
         }
         _ => frame,
     };
+    let frame = match frame.split_once("::") {
+        Some((krate, rest)) => format!("{}::{rest}", unversioned(krate)),
+        None => frame.to_string(),
+    };
     frame.replace(';', ",")
+}
+
+/// A binary's crate without the release or commit a build of a version
+/// gives its name (`pingpong_tokio_1_51_0`, `pingpong_mio_g09267b51e9f8`):
+/// both sides of an explanation name its `main` alike.
+fn unversioned(krate: &str) -> &str {
+    if !krate.starts_with("pingpong_") {
+        return krate;
+    }
+    let parts: Vec<&str> = krate.split('_').collect();
+    let number = |p: &&str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    let hex = |p: &str| p.len() == 12 && p.bytes().all(|b| b.is_ascii_hexdigit());
+    let start = (2..parts.len()).find(|&i| {
+        let part = parts[i];
+        (parts[i..].len() >= 3 && parts[i..i + 3].iter().all(number))
+            || part.strip_prefix('g').is_some_and(hex)
+            || (part == "path" && parts.get(i + 1).is_some_and(|p| hex(p)))
+    });
+    match start {
+        Some(i) => &krate[..parts[..i].iter().map(|p| p.len() + 1).sum::<usize>() - 1],
+        None => krate,
+    }
 }
 
 /// The crate a demangled Rust function belongs to (`tokio` of
@@ -191,6 +217,28 @@ mod tests {
             ("<[u8, 16]>::fill", None),
         ] {
             assert_eq!(crate_of(function), krate, "{function}");
+        }
+    }
+
+    #[test]
+    fn a_frame_is_named_without_its_hash_or_its_binary_s_version() {
+        for (frame, name) in [
+            (
+                "tokio::park::Inner::park::h0123456789abcdef",
+                "tokio::park::Inner::park",
+            ),
+            ("pingpong_tokio_1_51_0::main", "pingpong_tokio::main"),
+            (
+                "pingpong_tokio_local_1_0_0_alpha_1::main",
+                "pingpong_tokio_local::main",
+            ),
+            ("pingpong_mio_g09267b51e9f8::main", "pingpong_mio::main"),
+            ("pingpong_mio_path_a075a4f53019::main", "pingpong_mio::main"),
+            ("pingpong_tokio::main", "pingpong_tokio::main"),
+            ("pingpong::cli::main", "pingpong::cli::main"),
+            ("a;b", "a,b"),
+        ] {
+            assert_eq!(frame_name(frame), name, "{frame}");
         }
     }
 

@@ -8,6 +8,7 @@
 //! nothing of them.
 
 pub mod accept_queue;
+pub mod call_sites;
 pub mod callgrind;
 pub mod counters;
 pub mod perf;

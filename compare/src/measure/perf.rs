@@ -22,6 +22,7 @@ use std::process::Command;
 use inferno::collapse::Collapse;
 use inferno::collapse::perf::{Folder, Options};
 
+use super::call_sites::CallSites;
 use super::callgrind::{crate_of, frame_name};
 
 /// The CPU clock's sampling period: 5,000 samples per second of CPU.
@@ -42,42 +43,6 @@ pub struct Perf {
     /// As `perf --version` says it: "perf version 6.1.187".
     pub version: String,
     pub recording: Recording,
-    /// Tracing wake-ups: the uprobes at the entry of glibc's system call
-    /// wrappers, whose stacks unwind where a stack taken inside the call
-    /// stops at the wrapper.
-    probes: Vec<String>,
-}
-
-/// What a wrapper's probe is named, before the wrapper's name.
-const PROBE: &str = "entry_";
-
-/// glibc's wrappers of the calls that wake another thread or sleep.
-const WRAPPERS: [&str; 14] = [
-    "__send",
-    "write",
-    "syscall",
-    "epoll_wait",
-    "epoll_pwait",
-    "recv",
-    "read",
-    "sendto",
-    "sendmsg",
-    "writev",
-    "poll",
-    "clock_nanosleep",
-    "close",
-    "accept4",
-];
-
-/// The C library this program runs with, as its maps name it.
-fn libc_path() -> Result<PathBuf, String> {
-    let maps = std::fs::read_to_string("/proc/self/maps")
-        .map_err(|e| format!("reading /proc/self/maps: {e}"))?;
-    maps.lines()
-        .filter_map(|l| l.split_whitespace().nth(5))
-        .find(|p| p.contains("/libc.so"))
-        .map(PathBuf::from)
-        .ok_or_else(|| "no libc.so in this process's maps".to_string())
 }
 
 /// What perf records of a side.
@@ -100,6 +65,9 @@ const SLEEPS: &str = "prev_state == 1 || prev_state == 2";
 /// Kernel frames of an interrupt's entry: a wake-up raised there is the
 /// interrupt's (a timer, a device), not the code it happened to interrupt.
 const INTERRUPTS: [&str; 3] = ["asm_sysvec_", "asm_common_interrupt", "irq_exit"];
+/// The kernel's entries of a system call, before its name: the one the
+/// architecture's table calls, or, inlined into it, the call's own.
+const SYSCALL_ENTRIES: [&str; 2] = ["__x64_sys_", "__do_sys_"];
 /// A path is named by its innermost frames of the program's own code, at
 /// most these many.
 const PATH_FRAMES: usize = 4;
@@ -140,47 +108,25 @@ impl Perf {
             version: String::from_utf8_lossy(&out.stdout).trim().to_string(),
             perf,
             recording: Recording::CpuClock,
-            probes: Vec::new(),
         })
     }
 
     /// The same perf, tracing wake-ups and sleeps rather than sampling.
-    pub fn tracing_wakes(&self) -> Result<Self, String> {
-        let libc = libc_path()?;
-        for wrapper in WRAPPERS {
-            // One already there (an earlier run's, or a run's beside this),
-            // or a wrapper this libc lacks, fails here: what is defined is
-            // read back below.
-            // Named apart from the function: perf's event parser takes
-            // `probe_libc:write` for something else.
-            Command::new(&self.perf)
-                .args(["probe", "-q", "-x"])
-                .arg(&libc)
-                .args(["-a", &format!("{PROBE}{wrapper}={wrapper}")])
-                .output()
-                .map_err(|e| format!("running perf probe: {e}"))?;
-        }
-        let listed = Command::new(&self.perf)
-            .args(["probe", "-l"])
-            .output()
-            .map_err(|e| format!("running perf probe -l: {e}"))?;
-        let listed = String::from_utf8_lossy(&listed.stdout);
-        let probes: Vec<String> = WRAPPERS
-            .iter()
-            .map(|w| format!("probe_libc:{PROBE}{w}"))
-            .filter(|event| listed.split_whitespace().any(|word| word == event))
-            .collect();
-        Ok(Self {
+    pub fn tracing_wakes(&self) -> Self {
+        Self {
             recording: Recording::Wakes,
-            probes,
             ..self.clone()
-        })
+        }
     }
 
     /// The program and arguments that run `program args` under perf,
-    /// sampled into `out`: the CPU clock with call stacks (unwound from a
-    /// copy of the stack by DWARF, since release builds keep no frame
-    /// pointers).
+    /// recorded into `out`: the CPU clock with call stacks unwound from a
+    /// copy of the stack by DWARF (release builds keep no frame pointers);
+    /// or every wake-up and sleep, with the stack the kernel walks by
+    /// frame pointers (the program must keep them: a stack taken inside a
+    /// system call, unwound by DWARF, stops at C's wrapper here, and a
+    /// copy of the stack at every event costs the program more than it
+    /// does at a load whose threads park).
     pub fn wrap(&self, program: &Path, args: &[String], out: &Path) -> (PathBuf, Vec<String>) {
         let mut wrapped = vec![
             "record".to_string(),
@@ -188,16 +134,18 @@ impl Perf {
             format!("--mmap-pages={BUFFER_PAGES}"),
         ];
         match self.recording {
-            Recording::CpuClock => wrapped.push(format!("--event={CPU_CLOCK}")),
+            Recording::CpuClock => wrapped.extend([
+                format!("--event={CPU_CLOCK}"),
+                format!("--call-graph=dwarf,{STACK_COPY}"),
+            ]),
             Recording::Wakes => wrapped.extend([
                 format!("--event={WAKING}"),
                 format!("--event={SWITCH}"),
                 format!("--filter={SLEEPS}"),
+                "--call-graph=fp".into(),
             ]),
         }
-        wrapped.extend(self.probes.iter().map(|p| format!("--event={p}")));
         wrapped.extend([
-            format!("--call-graph=dwarf,{STACK_COPY}"),
             // Files are found by their paths here, not by build ids: no
             // pass over the samples when the program ends to find them.
             "--no-buildid".into(),
@@ -218,7 +166,8 @@ impl Perf {
     /// What perf traced into `out`.
     pub fn traced(&self, out: &Path) -> Result<Traced, String> {
         let script = self.script(out)?;
-        let (wakes, sleeps) = attributed(&String::from_utf8_lossy(&script));
+        let mut sites = CallSites::default();
+        let (wakes, sleeps) = attributed(&String::from_utf8_lossy(&script), &mut sites);
         let by = |stacks: &Sampled, key: fn(&[String]) -> String| {
             let mut counted = Sampled::new();
             for (stack, n) in stacks {
@@ -249,93 +198,84 @@ impl Perf {
     }
 }
 
-/// One sample of `perf script`'s text: its thread, its event, and its
-/// frames, innermost first, each its name (kernel ones marked `_[k]`),
-/// object and address.
+/// One event of `perf script`'s text: its name, and its frames, innermost
+/// first.
 struct Sample<'a> {
-    tid: &'a str,
     event: &'a str,
-    frames: Vec<(String, &'a str, u64)>,
+    frames: Vec<Frame<'a>>,
 }
+
+/// A frame: its name (a kernel one's marked `_[k]`), its object and its
+/// address there.
+struct Frame<'a> {
+    name: String,
+    object: &'a str,
+    address: u64,
+}
+
+const KERNEL: &str = "[kernel.kallsyms]";
 
 fn sample(text: &str) -> Option<Sample<'_>> {
     let mut lines = text.lines();
-    let head = lines.next()?;
-    let words: Vec<&str> = head.split_whitespace().collect();
-    let at = words.iter().position(|w| {
-        let id = w.rsplit('/').next().unwrap_or(w);
-        !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit())
-    })?;
-    let tid = words[at].rsplit('/').next()?;
-    let event = words[at..]
-        .iter()
+    let event = lines
+        .next()?
+        .split_whitespace()
         .find(|w| w.ends_with(':') && w[..w.len() - 1].contains(':'))?;
     let frames = lines
         .filter_map(|l| {
-            let (addr, rest) = l.trim().split_once(' ')?;
+            let (address, rest) = l.trim().split_once(' ')?;
             let (symbol, object) = rest.rsplit_once(" (")?;
-            let object = object.trim_end_matches(')');
+            let object = object.strip_suffix(')')?;
             let name = symbol.rsplit_once("+0x").map_or(symbol, |(n, _)| n);
             let name = match object {
-                "[kernel.kallsyms]" => format!("{}_[k]", frame_name(name)),
+                KERNEL => format!("{}_[k]", frame_name(name)),
                 _ => frame_name(name),
             };
-            Some((name, object, u64::from_str_radix(addr, 16).ok()?))
+            let address = u64::from_str_radix(address, 16).ok()?;
+            Some(Frame {
+                name,
+                object,
+                address,
+            })
         })
         .collect();
     Some(Sample {
-        tid,
         event: &event[..event.len() - 1],
         frames,
     })
 }
 
-/// How far into a wrapper a call inside it may be from its entry.
-const WRAPPER_BYTES: u64 = 4096;
-
 /// Each wake-up and each sleep of `script`, counted by its stack
-/// (outermost first): the stack at the entry of the wrapper its thread
-/// is in, where that thread last entered one and the event's innermost
-/// user frame lies in it; else the event's own.
-fn attributed(script: &str) -> (Sampled, Sampled) {
-    let mut entered: BTreeMap<&str, Vec<(String, &str, u64)>> = BTreeMap::new();
+/// (outermost first), with the frame the walk skipped put back where
+/// `sites` finds it: the one between the innermost user frame, in another
+/// object (C's wrapper), and the walk's next.
+fn attributed(script: &str, sites: &mut CallSites) -> (Sampled, Sampled) {
     let (mut wakes, mut sleeps) = (Sampled::new(), Sampled::new());
     for text in script.split("\n\n") {
         let Some(s) = sample(text) else { continue };
-        if s.event.starts_with("probe_libc:") {
-            entered.insert(s.tid, s.frames);
-            continue;
-        }
         let counted = match s.event {
             WAKING => &mut wakes,
             SWITCH => &mut sleeps,
             _ => continue,
         };
-        let user = s.frames.iter().find(|(n, ..)| !n.ends_with("_[k]"));
-        let inside = |entry: &&Vec<(String, &str, u64)>| {
-            let (Some((_, object, at)), Some((_, start_object, start))) = (user, entry.first())
-            else {
-                return false;
-            };
-            object == start_object && at >= start && at - start < WRAPPER_BYTES
-        };
-        let interrupt = s
+        let mut names: Vec<&str> = s.frames.iter().map(|f| f.name.as_str()).collect();
+        let skipped = s
             .frames
             .iter()
-            .any(|(n, ..)| INTERRUPTS.iter().any(|i| n.starts_with(i)));
-        let frames = match entered.get(s.tid).filter(inside) {
-            Some(entry) if !interrupt => {
-                // The kernel's part of the event, then the wrapper's callers.
-                let kernel = s.frames.iter().take_while(|(n, ..)| n.ends_with("_[k]"));
-                kernel
-                    .chain(entry)
-                    .map(|(n, ..)| n.clone())
-                    .collect::<Vec<_>>()
-            }
-            _ => s.frames.iter().map(|(n, ..)| n.clone()).collect(),
-        };
-        let stack: Vec<String> = frames.into_iter().rev().collect();
-        *counted.entry(stack.join(";")).or_default() += 1;
+            .position(|f| f.object != KERNEL)
+            .and_then(|i| {
+                let (wrapper, next) = (&s.frames[i], s.frames.get(i + 1)?);
+                let callee = match wrapper.object == next.object {
+                    true => None,
+                    false => sites.callee(Path::new(next.object), next.address),
+                }?;
+                (callee != next.name).then_some((i + 1, callee))
+            });
+        if let Some((at, callee)) = &skipped {
+            names.insert(*at, callee);
+        }
+        names.reverse();
+        *counted.entry(names.join(";")).or_default() += 1;
     }
     (wakes, sleeps)
 }
@@ -373,9 +313,16 @@ fn own(frames: &[String]) -> Vec<String> {
 }
 
 /// A stack's innermost frames of the program's own code, innermost first,
-/// the foreign ones between them left out: `tokio::..::unpark ←
-/// tokio::..::notify_parked_local ← ...`; where it has none, its [`own`].
+/// the foreign ones between them left out, after the system call it was
+/// made in: `futex: tokio::..::wake_by_val ← event_listener::..::notify`;
+/// where it has none, its [`own`].
 fn path(frames: &[String]) -> String {
+    let call = frames.iter().find_map(|f| {
+        let entry = f.strip_suffix("_[k]")?;
+        let name = SYSCALL_ENTRIES.iter().find_map(|p| entry.strip_prefix(p))?;
+        Some(format!("{name}: "))
+    });
+    let call = call.unwrap_or_default();
     let own = own(frames);
     let mine: Vec<&str> = own
         .iter()
@@ -384,10 +331,16 @@ fn path(frames: &[String]) -> String {
         .take(PATH_FRAMES)
         .map(String::as_str)
         .collect();
-    match mine.is_empty() {
-        true => own.last().cloned().unwrap_or_default(),
-        false => mine.join(" ← "),
+    match (mine.is_empty(), own.as_slice()) {
+        (_, [only]) if only == "[interrupt]" => only.clone(),
+        (true, _) => call + own.last().map_or("", String::as_str),
+        (false, _) => call + &mine.join(" ← "),
     }
+}
+
+/// The crate of a [`path`]'s innermost own frame, past the call it names.
+pub fn crate_of_path(path: &str) -> Option<&str> {
+    crate_of(path.split_once(": ").map_or(path, |(_, frames)| frames))
 }
 
 /// `perf script`'s samples of `event`, folded by inferno.
@@ -453,27 +406,26 @@ server-0  4242   100.000300:     200000 cpu-clock/period=200000/:
 
 ";
 
-    /// `perf script`'s text for a wrapper's entry, the wake-up issued in
-    /// it (whose own user stack stops at the wrapper), a sleep whose thread
-    /// entered no wrapper that holds it, and a wake-up an interrupt raised,
-    /// as perf 6.1 prints them.
+    /// `perf script`'s text for a wake-up issued through C's `syscall`
+    /// (the frame-pointer walk starts at its caller's caller), a sleep in
+    /// `epoll_wait` whose stack has no frame of the program's own code,
+    /// and a wake-up an interrupt raised, as perf 6.1 prints them.
     const TRACED: &str = "\
-server-0 4242 [000] 100.000050: probe_libc:syscall: (7f0000101810)
-\t          101810 syscall+0x0 (/usr/lib/x86_64-linux-gnu/libc.so.6)
-\t          24a100 std::sys::pal::unix::futex::futex_wake::h0123456789abcdef+0x20 (/b/pingpong-mio)
+server-0 4242 [000] 100.000100: sched:sched_waking: comm=idle pid=4243 prio=120 target_cpu=001
+\tffffffff813b53c6 try_to_wake_up+0x3b6 ([kernel.kallsyms])
+\tffffffff8144bfed __x64_sys_futex+0x12d ([kernel.kallsyms])
+\tffffffff8223c951 do_syscall_64+0x71 ([kernel.kallsyms])
+\t          101829 syscall+0x19 (/usr/lib/x86_64-linux-gnu/libc.so.6)
 \t          24a200 std::thread::Thread::unpark::h0123456789abcdef+0x20 (/b/pingpong-mio)
 \t          24a300 pingpong::fault::injected_wake::h0123456789abcdef+0x20 (/b/pingpong-mio)
 \t          24a350 std::sys::backtrace::__rust_begin_short_backtrace::h0123456789abcdef+0x20 (/b/pingpong-mio)
 \t          24a400 pingpong::server::serve::h0123456789abcdef+0x20 (/b/pingpong-mio)
 
-server-0 4242 [000] 100.000100: sched:sched_waking: comm=idle pid=4243 prio=120 target_cpu=001
-\tffffffff813b53c6 try_to_wake_up+0x3b6 ([kernel.kallsyms])
-\tffffffff8223c951 do_syscall_64+0x71 ([kernel.kallsyms])
-\t          101829 syscall+0x19 (/usr/lib/x86_64-linux-gnu/libc.so.6)
-
 server-0 4242 [000] 100.000200: sched:sched_switch: prev_comm=server-0 prev_pid=4242 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
 \tffffffff82248208 __schedule+0x628 ([kernel.kallsyms])
+\tffffffff81759d8c __x64_sys_epoll_wait+0x1c ([kernel.kallsyms])
 \t          108f36 epoll_wait+0x56 (/usr/lib/x86_64-linux-gnu/libc.so.6)
+\t          24a350 std::sys::backtrace::__rust_begin_short_backtrace::h0123456789abcdef+0x20 (/b/pingpong-mio)
 
 server-0 4242 [000] 100.000300: sched:sched_waking: comm=rcu_preempt pid=15 prio=120 target_cpu=000
 \tffffffff813b53c6 try_to_wake_up+0x3b6 ([kernel.kallsyms])
@@ -484,7 +436,7 @@ server-0 4242 [000] 100.000300: sched:sched_waking: comm=rcu_preempt pid=15 prio
 
     #[test]
     fn a_wake_up_is_counted_where_the_program_s_own_code_issued_it() {
-        let (wakes, sleeps) = attributed(TRACED);
+        let (wakes, sleeps) = attributed(TRACED, &mut CallSites::default());
         let by = |s: &Sampled| -> BTreeMap<String, u64> {
             let mut out = BTreeMap::new();
             for (stack, n) in s {
@@ -496,30 +448,33 @@ server-0 4242 [000] 100.000300: sched:sched_waking: comm=rcu_preempt pid=15 prio
         let expected = |pairs: &[(&str, u64)]| -> BTreeMap<String, u64> {
             pairs.iter().map(|&(s, n)| (s.to_string(), n)).collect()
         };
-        // The wake-up inside `syscall` takes the stack of its entry; the
-        // standard library's frames between the program's are left out.
+        // Named by the call and the program's own frames, the standard
+        // library's between them left out.
         assert_eq!(
             by(&wakes),
             expected(&[
                 ("[interrupt]", 1),
                 (
-                    "pingpong::fault::injected_wake ← pingpong::server::serve",
+                    "futex: pingpong::fault::injected_wake ← pingpong::server::serve",
                     1
                 ),
             ])
         );
-        // No wrapper's entry holds the sleep: its own stack names the wrapper.
-        assert_eq!(by(&sleeps), expected(&[("epoll_wait", 1)]));
+        // No frame of the program's own: the call and C's wrapper name it.
+        assert_eq!(by(&sleeps), expected(&[("epoll_wait: epoll_wait", 1)]));
+        let named = "futex: pingpong::fault::injected_wake ← pingpong::server::serve";
+        assert_eq!(crate_of_path(named), Some("pingpong"));
+        assert_eq!(crate_of_path("epoll_wait: epoll_wait"), None);
         // The whole stack, outermost first, the kernel's frames inner.
         assert!(
             wakes.contains_key(
                 "pingpong::server::serve;std::sys::backtrace::__rust_begin_short_backtrace;\
-                 pingpong::fault::injected_wake;std::thread::Thread::unpark;\
-                 std::sys::pal::unix::futex::futex_wake;syscall;do_syscall_64_[k];\
-                 try_to_wake_up_[k]"
+                 pingpong::fault::injected_wake;std::thread::Thread::unpark;syscall;\
+                 do_syscall_64_[k];__x64_sys_futex_[k];try_to_wake_up_[k]"
             ),
             "{wakes:?}"
         );
+        assert_eq!(sleeps.values().sum::<u64>(), 1);
     }
 
     #[test]

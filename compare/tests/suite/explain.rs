@@ -2,9 +2,10 @@
 //! of its own on one side (the `costly` faults), and a system call added
 //! the same way (the `syscall` fault), each named first and on its side,
 //! counted by callgrind and sampled by perf, and a wake-up of an idle
-//! thread a block (`wake-every=1`) traced by perf; and a cell explained
-//! against itself, where nothing is named. The check of the run links the
-//! explanation of the cell it flags.
+//! thread a block (`wake-every=1`) traced by perf in the open loop; and a
+//! cell explained against itself (io_uring's, its wake-ups traced too),
+//! where nothing is named. The check of the run links the explanation of
+//! the cell it flags.
 
 use std::path::Path;
 
@@ -32,8 +33,9 @@ fn run(out: &Path, others: &str) {
 }
 
 /// The explanation of `pair` (baseline, candidate) from `repeat` runs of
-/// each, with `more` arguments, and `fault` on the release's binary, in
-/// explain's own folder (`to` none) or `to`.
+/// each, with `more` arguments, and `fault` on the release's binary (where
+/// `more` asks for wake-ups, its build with frame pointers, which they are
+/// traced on), in explain's own folder (`to` none) or `to`.
 fn explain(
     out: &Path,
     [baseline, candidate]: [&str; 2],
@@ -60,7 +62,11 @@ fn explain(
     if to != default {
         args.extend(["--out", to.to_str().unwrap()]);
     }
-    let spec = fault.map(|f| format!("pingpong-mio-1.2.4/pingpong-mio:{f}"));
+    let binary = match more.contains(&"--wakes") {
+        true => "pingpong-mio-frame-pointers",
+        false => "pingpong-mio",
+    };
+    let spec = fault.map(|f| format!("pingpong-mio-1.2.4/{binary}:{f}"));
     let env: Vec<(&str, &str)> = spec
         .iter()
         .map(|s| ("PINGPONG_FAULT", s.as_str()))
@@ -172,29 +178,41 @@ fn sampled_an_injected_cost_is_named_first_and_an_io_uring_a_a_pair_names_nothin
         ("server", function, Kind::Cpu)
     );
     assert!(first.own_moved() > 0.0, "{first:?}");
-    // Wake-ups traced: one of an idle thread a block, issued from a
-    // function of its own, is the server's path that moved most, by about
-    // one a block. (Whether it is told past the runs' variation depends on
-    // the load beside: with other explanations running, it once was not.)
+    // Wake-ups traced, in the open loop: one of an idle thread a block,
+    // issued from a function of its own, is the server's path told first,
+    // by about one a block; the sampled side is explained at the rate too.
+    let open = out.join("open");
+    let mut args = vec!["run", "--runtimes", "mio,mio@1.2.4", "--connections", "1"];
+    args.extend(["--rates", "2000", "--seconds", "0.1", "--warmup", "0"]);
+    args.extend(["--repeat", "2", "--no-cost", "--quiet", "--history", "none"]);
+    args.extend(["--out", open.to_str().unwrap()]);
+    assert_ok(&compare_with(&args, &[]), &args);
     let to = out.join("woken");
-    let more = ["--side", "server", "--wakes"];
-    let explained = explain(&out, pair, "2", &more, Some("wake-every=1"), Some(&to));
-    let woken = explained.sides[0].woken.as_ref().expect("traced");
-    let most = woken
-        .wakes
-        .iter()
-        .max_by(|a, b| a.own_moved().total_cmp(&b.own_moved()))
-        .unwrap_or_else(|| panic!("no wake-up path; {woken:?}"));
+    let more = ["--side", "server", "--wakes", "--sample-seconds", "0.3"];
+    let explained = explain(&open, pair, "2", &more, Some("wake-every=1"), Some(&to));
     assert!(
-        most.name.starts_with("pingpong::fault::injected_wake"),
-        "{most:?}"
+        explained.cell.contains("open loop at 2000 blocks/s"),
+        "{explained:?}"
     );
-    assert!((0.5..1.5).contains(&most.own_moved()), "{most:?}");
+    let server = &explained.sides[0];
+    let sampled = server.sampled.as_ref().expect("an open loop is sampled");
+    assert_eq!(sampled.seconds, Some(0.3), "{sampled:?}");
+    let woken = server.woken.as_ref().expect("traced");
+    assert_eq!((woken.absent.as_deref(), woken.seconds), (None, Some(0.3)));
+    let first = woken.wakes.first().unwrap_or_else(|| panic!("{woken:?}"));
+    assert!(
+        first.told
+            && first
+                .name
+                .starts_with("futex: pingpong::fault::injected_wake"),
+        "{woken:?}"
+    );
+    assert!((0.5..1.5).contains(&first.own_moved()), "{first:?}");
     // valgrind cannot run io_uring: monoio is sampled without being asked,
     // and against itself nothing moves past the runs' variation and the
-    // samples' precision.
+    // samples' precision, nor do its wake-ups (io_uring_enter's).
     let to = out.join("a-a");
-    let more = ["--side", "server", "--sample-seconds", "0.3"];
+    let more = ["--side", "server", "--sample-seconds", "0.3", "--wakes"];
     let same = explain(&out, ["monoio", "monoio"], "2", &more, None, Some(&to));
     let server = &same.sides[0];
     assert!(
@@ -207,5 +225,8 @@ fn sampled_an_injected_cost_is_named_first_and_an_io_uring_a_a_pair_names_nothin
         server.syscalls.is_empty() && server.totals.is_none(),
         "{server:?}"
     );
+    let woken = server.woken.as_ref().expect("traced");
+    let waits = |f: &Function| f.name.starts_with("io_uring_enter: ");
+    assert!(woken.sleeps.iter().any(waits), "{woken:?}");
     assert!(same.told().is_empty(), "{:?}", same.told());
 }
