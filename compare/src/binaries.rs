@@ -27,6 +27,16 @@ pub fn locate(
     located(implementations, swept, bin_dir, profile, false)
 }
 
+/// Where a run in `folder` keeps the binary at `path` whose SHA-256 is
+/// `hash`: under its hash, by its own file name (a fault asked of a
+/// binary by the end of its path still finds it by name).
+pub fn kept(folder: &Path, hash: &str, path: &Path) -> std::path::PathBuf {
+    folder
+        .join("binaries")
+        .join(hash)
+        .join(path.file_name().unwrap_or_default())
+}
+
 /// The same built from the source tree with frame pointers kept in every
 /// function, beside the others (`target/frame-pointers`): the programs
 /// whose stacks the kernel walks at a wake-up (`compare explain --wakes`).

@@ -285,6 +285,7 @@ pub fn bisect(options: &Options) -> Result<Found> {
         let explain = explain::Options {
             out: explain::default_out(&results, &names[0], &names[1]),
             results,
+            candidate_results: None,
             baseline: names[0].clone(),
             candidate: names[1].clone(),
             cells: Vec::new(),

@@ -261,12 +261,16 @@ pub struct CheckArgs {
 
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
-    /// A results.json, or the folder of a run.
-    pub results: PathBuf,
-    /// The baseline implementation of the run, e.g. tokio@1.51.0.
+    /// A results.json, or the folder of a run; or two, BASELINE CANDIDATE,
+    /// to explain a move between two runs on this machine (each runs again
+    /// the binary it ran, which it keeps beside its results).
+    #[arg(required = true, num_args = 1..=2)]
+    pub results: Vec<PathBuf>,
+    /// The baseline implementation (of the first run), e.g. tokio@1.51.0.
     #[arg(long)]
     pub baseline: String,
-    /// The candidate implementation of the run, e.g. tokio@1.52.0.
+    /// The candidate implementation (of the second run, where there are
+    /// two), e.g. tokio@1.52.0.
     #[arg(long)]
     pub candidate: String,
     /// The cell to explain, as check labels it without its implementation

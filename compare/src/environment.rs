@@ -57,7 +57,7 @@ pub fn suite(programs: &BTreeMap<String, PathBuf>, built: bool, profile: &str) -
     })
 }
 
-fn sha256(path: &Path) -> Result<String> {
+pub fn sha256(path: &Path) -> Result<String> {
     let bytes = fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     Ok(revision::sha256_hex(&bytes))
 }

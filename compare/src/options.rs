@@ -672,12 +672,16 @@ pub fn check(args: CheckArgs) -> Result<check::Options> {
 }
 
 pub fn explain(args: ExplainArgs) -> Result<explain::Options> {
-    let results = crate::results::file::named(&args.results);
-    let out = args
-        .out
-        .unwrap_or_else(|| explain::default_out(&results, &args.baseline, &args.candidate));
+    let mut files = args.results.iter().map(|r| crate::results::file::named(r));
+    let results = files.next().context("no results named")?;
+    let candidate_results = files.next();
+    let out = args.out.unwrap_or_else(|| {
+        let beside = candidate_results.as_ref().unwrap_or(&results);
+        explain::default_out(beside, &args.baseline, &args.candidate)
+    });
     Ok(explain::Options {
         results,
+        candidate_results,
         baseline: args.baseline,
         candidate: args.candidate,
         cells: args.cells,

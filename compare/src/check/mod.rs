@@ -158,6 +158,7 @@ fn explanations(
     if let (Some(profile), false) = (profile, missing.is_empty()) {
         let options = explain::Options {
             results: results.to_path_buf(),
+            candidate_results: None,
             baseline: baseline.into(),
             candidate: candidate.into(),
             cells: missing,

@@ -9,24 +9,23 @@
 
 mod flame;
 pub mod moved;
+mod programs;
 mod stacks;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 use serde::{Deserialize, Serialize};
 
-use crate::binaries;
 use crate::defaults;
-use crate::implementation::Implementation;
 use crate::measure::callgrind;
 use crate::measure::perf::{self, Perf};
 use crate::measure::prices::Prices;
 use crate::pair::{ProcessPair, Profile, Span};
-use crate::placement;
-use crate::placement::Placement;
+use crate::placement::{self, Pin, Placement};
 use crate::plan::Plan;
 use crate::program::{Program, Programs};
 use crate::remote::Site;
@@ -36,12 +35,15 @@ use crate::results::registry::Figure;
 use crate::results::{Cell, Config, Results, Status};
 use crate::stats;
 use moved::{Function, Kind};
+use programs::Programmed;
 use stacks::PerBlock;
 
 /// What `compare explain` explains, and how.
 pub struct Options {
-    /// The run's results file.
+    /// The run's results file (between two runs, the baseline's).
     pub results: PathBuf,
+    /// Between two runs: the candidate's results file.
+    pub candidate_results: Option<PathBuf>,
     pub baseline: String,
     pub candidate: String,
     /// The cells to explain, by what they measure (`1 thread, 10
@@ -131,6 +133,16 @@ pub struct Woken {
     /// issued a hundredth of one a block).
     #[serde(default)]
     pub graph: bool,
+}
+
+impl Woken {
+    /// None traced, and why.
+    fn absent(why: String) -> Self {
+        Self {
+            absent: Some(why),
+            ..Self::default()
+        }
+    }
 }
 
 impl Explanation {
@@ -227,115 +239,180 @@ pub fn default_out(results: &Path, baseline: &str, candidate: &str) -> PathBuf {
 
 /// Explains every cell asked for; says each step on `progress`.
 pub fn explain(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<Explained>> {
-    let results = Results::load(&options.results)?;
-    let pairs = pairs(&results, options)?;
-    let plan = Plan::of(&results.config)?;
-    let implementation = |name: &str| -> Result<Implementation> {
-        plan.implementations()
-            .into_iter()
-            .find(|i| i.name() == name)
-            .with_context(|| format!("the run has no program named {name}"))
+    let baseline = Results::load(&options.results)?;
+    let candidate = match &options.candidate_results {
+        Some(file) => Some(Results::load(file)?),
+        None => None,
     };
-    let mut implementations = Vec::new();
-    for (b, c) in &pairs {
-        for name in [&b.implementation, &b.client, &c.implementation, &c.client] {
-            let found = implementation(name)?;
-            if !implementations.contains(&found) {
-                implementations.push(found);
-            }
-        }
+    if let Some(c) = &candidate
+        && let Some(differ) = programs::machines_differ(&baseline.host, &c.host)
+    {
+        bail!(
+            "the two runs ran on different machines ({differ}): explain runs both sides \
+             again on one machine, which says nothing of a move between two"
+        );
     }
-    let programs = binaries::locate(&implementations, &[], None, &options.profile)?;
-    let traced = match options.wakes {
-        true => Some(binaries::with_frame_pointers(
-            &implementations,
-            &options.profile,
-        )?),
-        false => None,
+    let runs = [&baseline, candidate.as_ref().unwrap_or(&baseline)];
+    let pairs = pairs(runs, options)?;
+    let names = |side: usize| -> Vec<&str> {
+        let cells = pairs.iter().map(|pair| [pair.0, pair.1][side]);
+        cells
+            .flat_map(|c| [c.implementation.as_str(), c.client.as_str()])
+            .collect()
+    };
+    let files = [
+        &options.results,
+        options
+            .candidate_results
+            .as_ref()
+            .unwrap_or(&options.results),
+    ];
+    let programmed = match candidate {
+        None => {
+            let both: Vec<&str> = names(0).into_iter().chain(names(1)).collect();
+            let one = Rc::new(programs::programmed(
+                &baseline, files[0], &both, options, false,
+            )?);
+            [one.clone(), one]
+        }
+        Some(_) => {
+            let of = |i: usize| programs::programmed(runs[i], files[i], &names(i), options, true);
+            [Rc::new(of(0)?), Rc::new(of(1)?)]
+        }
     };
     let cpus = placement::available_cpus()?;
     let prices = Prices::measure(&cpus).map_err(anyhow::Error::msg)?;
     progress(&format!("prices here: {}", prices.said()));
-    let pair = ProcessPair::new(Site::Local, Vec::new(), None);
-    let command = command(options);
-    let mut explained = Vec::new();
-    for (b, c) in pairs {
-        let what = CellKey::of(b).what();
+    let explainer = Explainer {
+        options,
+        pin: Plan::of(&baseline.config)?.pin,
+        cpus,
+        prices,
+        pair: ProcessPair::new(Site::Local, Vec::new(), None),
+        programmed,
+        configs: [&runs[0].config, &runs[1].config],
+    };
+    pairs
+        .into_iter()
+        .map(|(b, c)| explainer.cell([b, c], &mut progress))
+        .collect()
+}
+
+/// What explains each cell: the options, the machine and its prices, and
+/// each side's programs and run settings.
+struct Explainer<'a> {
+    options: &'a Options,
+    pin: Pin,
+    cpus: Vec<usize>,
+    prices: Prices,
+    pair: ProcessPair,
+    programmed: [Rc<Programmed>; 2],
+    configs: [&'a Config; 2],
+}
+
+impl Explainer<'_> {
+    /// The explanation of one pair of cells (baseline, candidate), written
+    /// into its folder.
+    fn cell(&self, cells: [&Cell; 2], progress: &mut impl FnMut(&str)) -> Result<Explained> {
+        let options = self.options;
+        let what = CellKey::of(cells[0]).what();
         progress(&format!(
             "explaining {what}: {} -> {}",
             options.baseline, options.candidate
         ));
-        let load = b.load();
-        let placement = plan.pin.place(&cpus, load.threads, load.client_threads());
-        let job = |cell, programs| job(cell, programs, &results.config, &placement);
-        let jobs = [job(b, &programs), job(c, &programs)];
+        let load = cells[0].load();
+        let placement = self
+            .pin
+            .place(&self.cpus, load.threads, load.client_threads());
+        let plain = [0, 1].map(|i| {
+            let programs = &self.programmed[i].plain;
+            job(cells[i], programs, self.configs[i], &placement)
+        });
         let dir = folder(&options.out, &what);
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let mut sides = Vec::new();
         for &side in &options.sides {
-            let profiled = method(&jobs, side, options.sampled).and_then(|method| {
-                let (span, repeat) = match method {
-                    Method::Counted => (Span::Blocks(options.blocks), options.repeat),
-                    Method::Sampled(_) => (
-                        sampled_span(b, c, options.sample_seconds, options.blocks),
-                        options.repeat.max(SAMPLED_RUNS),
-                    ),
-                };
-                let runs = Runs { side, span, repeat };
-                profiled(&pair, &jobs, &method, runs, &mut progress)
-            });
             let title = format!(
                 "{side}: {} -> {}, {what}",
                 options.baseline, options.candidate
             );
-            sides.push(match profiled {
-                Ok(profiled) => {
-                    let explanation = profiled.explanation(side);
-                    let kind = explanation.kind();
-                    let [b, c] = profiled.runs.each_ref().map(|r| flame::mean(r));
-                    let svg = flame::svg(&title, kind, &b, &c)?;
-                    std::fs::write(dir.join(format!("{side}.svg")), svg)?;
-                    explanation
+            let mut explanation = self.profiled(&plain, cells, side, &title, &dir, progress)?;
+            let traced = match self.programmed.each_ref().map(|p| p.traced.as_ref()) {
+                [None, _] | [_, None] => None,
+                [Some(Ok(b)), Some(Ok(c))] => {
+                    let jobs = [
+                        job(cells[0], b, self.configs[0], &placement),
+                        job(cells[1], c, self.configs[1], &placement),
+                    ];
+                    let traced = woken(&self.pair, &jobs, side, options, progress);
+                    Some(match traced {
+                        Ok(t) => t.drawn(&format!("{title}, wake-ups"), &dir, side)?,
+                        Err(why) => Woken::absent(why),
+                    })
                 }
-                Err(why) => Explanation {
-                    side: side.to_string(),
-                    runs: 0,
-                    totals: None,
-                    functions: Vec::new(),
-                    syscalls: Vec::new(),
-                    absent: Some(why),
-                    sampled: None,
-                    woken: None,
-                },
-            });
-            if let Some(traced) = &traced {
-                let jobs = [job(b, traced), job(c, traced)];
-                let traced = woken(&pair, &jobs, side, options, &mut progress);
-                let woken = match traced {
-                    Ok(t) => t.drawn(&format!("{title}, wake-ups"), &dir, side)?,
-                    Err(why) => Woken {
-                        absent: Some(why),
-                        ..Woken::default()
-                    },
-                };
-                sides.last_mut().expect("the side just pushed").woken = Some(woken);
-            }
+                [Some(Err(why)), _] | [_, Some(Err(why))] => Some(Woken::absent(why.clone())),
+            };
+            explanation.woken = traced;
+            sides.push(explanation);
         }
         let one = Explained {
             cell: what.clone(),
             baseline: options.baseline.clone(),
             candidate: options.candidate.clone(),
-            command: command.clone(),
+            command: command(options),
             sides,
-            costs: costs(b, c, &prices),
-            prices: Some(prices),
+            costs: costs(cells[0], cells[1], &self.prices),
+            prices: Some(self.prices),
         };
         std::fs::write(dir.join(FILE), serde_json::to_string(&one)?)?;
         std::fs::write(dir.join(PAGE), page(&one))?;
         progress(&format!("  {}", one.summary()));
-        explained.push(one);
+        Ok(one)
     }
-    Ok(explained)
+
+    /// One side's functions, counted or sampled, its flame graph drawn
+    /// into `dir`; or why it was not.
+    fn profiled(
+        &self,
+        jobs: &[Job; 2],
+        [b, c]: [&Cell; 2],
+        side: Side,
+        title: &str,
+        dir: &Path,
+        progress: &mut impl FnMut(&str),
+    ) -> Result<Explanation> {
+        let options = self.options;
+        let profiled = method(jobs, side, options.sampled).and_then(|method| {
+            let (span, repeat) = match method {
+                Method::Counted => (Span::Blocks(options.blocks), options.repeat),
+                Method::Sampled(_) => (
+                    sampled_span(b, c, options.sample_seconds, options.blocks),
+                    options.repeat.max(SAMPLED_RUNS),
+                ),
+            };
+            let runs = Runs { side, span, repeat };
+            profiled(&self.pair, jobs, &method, runs, progress)
+        });
+        Ok(match profiled {
+            Ok(profiled) => {
+                let explanation = profiled.explanation(side);
+                let [b, c] = profiled.runs.each_ref().map(|r| flame::mean(r));
+                let svg = flame::svg(title, explanation.kind(), &b, &c)?;
+                std::fs::write(dir.join(format!("{side}.svg")), svg)?;
+                explanation
+            }
+            Err(why) => Explanation {
+                side: side.to_string(),
+                runs: 0,
+                totals: None,
+                functions: Vec::new(),
+                syscalls: Vec::new(),
+                absent: Some(why),
+                sampled: None,
+                woken: None,
+            },
+        })
+    }
 }
 
 /// `cell`'s pair of processes, once, of `programs`: the server's threads,
@@ -413,10 +490,19 @@ fn first(a: &Function, b: &Function, prices: Option<&Prices>) -> std::cmp::Order
     }
 }
 
-/// The two implementations' cells asked for, matched by what they measure.
-fn pairs<'r>(results: &'r Results, options: &Options) -> Result<Vec<(&'r Cell, &'r Cell)>> {
-    let of = |name: &str| -> Result<BTreeMap<CellKey, &'r Cell>> {
-        let cells: BTreeMap<CellKey, &Cell> = results
+/// The two implementations' cells asked for, the baseline's of the first
+/// of `runs`, the candidate's of the second (the same run, or another),
+/// matched by what they measure.
+fn pairs<'r>(runs: [&'r Results; 2], options: &Options) -> Result<Vec<(&'r Cell, &'r Cell)>> {
+    let files = [
+        &options.results,
+        options
+            .candidate_results
+            .as_ref()
+            .unwrap_or(&options.results),
+    ];
+    let of = |i: usize, name: &str| -> Result<BTreeMap<CellKey, &'r Cell>> {
+        let cells: BTreeMap<CellKey, &Cell> = runs[i]
             .cells
             .iter()
             .filter(|c| c.implementation == name)
@@ -425,19 +511,25 @@ fn pairs<'r>(results: &'r Results, options: &Options) -> Result<Vec<(&'r Cell, &
         if cells.is_empty() {
             bail!(
                 "{} has no implementation {name}; it has {}",
-                options.results.display(),
-                results.config.implementations.join(", ")
+                files[i].display(),
+                runs[i].config.implementations.join(", ")
             );
         }
         Ok(cells)
     };
-    let (baseline, candidate) = (of(&options.baseline)?, of(&options.candidate)?);
+    let (baseline, candidate) = (of(0, &options.baseline)?, of(1, &options.candidate)?);
     let both: Vec<(&Cell, &Cell)> = baseline
         .iter()
         .filter_map(|(key, b)| Some((*b, *candidate.get(key)?)))
         .filter(|(b, c)| b.status == Status::Ok && c.status == Status::Ok)
         .collect();
     if options.cells.is_empty() {
+        ensure!(
+            !both.is_empty(),
+            "{} and {} ran no cell alike that both ran well",
+            options.baseline,
+            options.candidate
+        );
         return Ok(both);
     }
     let mut chosen = Vec::new();
@@ -817,20 +909,25 @@ fn costs(b: &Cell, c: &Cell, prices: &Prices) -> Vec<CostRow> {
 /// The command line that explains what `options` asks.
 fn command(options: &Options) -> String {
     // A run's folder, where the results are its own file.
-    let results = match options.results.file_name().and_then(|n| n.to_str()) {
-        Some("results.json" | "results.json.gz") => options.results.parent(),
-        _ => None,
+    let run = |file: &PathBuf| {
+        let folder = match file.file_name().and_then(|n| n.to_str()) {
+            Some("results.json" | "results.json.gz") => file.parent(),
+            _ => None,
+        };
+        folder.unwrap_or(file).display().to_string()
     };
-    let results = results.unwrap_or(&options.results);
-    let mut words = vec![
-        "compare".to_string(),
-        "explain".into(),
-        results.display().to_string(),
+    let mut words = vec!["compare".to_string(), "explain".into()];
+    words.extend(
+        std::iter::once(&options.results)
+            .chain(&options.candidate_results)
+            .map(run),
+    );
+    words.extend([
         "--baseline".into(),
         options.baseline.clone(),
         "--candidate".into(),
         options.candidate.clone(),
-    ];
+    ]);
     for cell in &options.cells {
         words.extend(["--cell".into(), cell.clone()]);
     }
@@ -845,6 +942,9 @@ fn command(options: &Options) -> String {
     ]);
     if options.sampled {
         words.push("--sampled".into());
+    }
+    if options.wakes {
+        words.push("--wakes".into());
     }
     if options.sample_seconds != defaults::SAMPLE_SECONDS {
         words.extend([
@@ -960,14 +1060,15 @@ fn woken_page(side: &str, w: &Woken) -> String {
          for this), {} runs of each implementation, in turns, {}; the difference per \
          block. A path is the system call it was made in, then the innermost frames of \
          the program's own code (the runtime's, the application's: not the kernel's, \
-         the standard library's or C's), innermost first; the walk starts at the caller \
-         of the function that called C's wrapper, so that one frame is not seen; \
-         `[interrupt]` where an interrupt raised the wake-up. {wb:.2} -> {wc:.2} wake-ups and {sb:.2} -> {sc:.2} sleeps per \
-         block in all. Told: a path's figure moved by more than {}, and by {} per block \
-         at least.\n\n",
+         the standard library's or C's), innermost first (the function that called \
+         C's wrapper, which the walk skips, read back from the call before its \
+         caller's return address); `[interrupt]` where an interrupt raised the \
+         wake-up. {wb:.2} -> {wc:.2} wake-ups and {sb:.2} -> {sc:.2} sleeps per block in \
+         all. Told: every run of one side past every run of the other, and a path's \
+         figure moved by more than the widest range of either side's runs (less the \
+         run farthest from their median) and by {} per block at least.\n\n",
         w.runs,
         counts_said(w.blocks, w.seconds),
-        moved::variation_said(w.runs),
         moved::FLOOR_EVENTS,
     );
     out += &table("Wake-ups issued", &w.wakes, 2, false);

@@ -12,7 +12,7 @@ use std::path::Path;
 use compare::explain::Explained;
 use compare::explain::moved::{Function, Kind};
 
-use crate::common::{assert_ok, compare_with, out_dir};
+use crate::common::{assert_ok, compare_with, folder, load, out_dir};
 
 /// The fault on the release's binary that the run and the check see: so
 /// much work (about 200 µs of server CPU a block, four times a block's
@@ -229,4 +229,94 @@ fn sampled_an_injected_cost_is_named_first_and_an_io_uring_a_a_pair_names_nothin
     let waits = |f: &Function| f.name.starts_with("io_uring_enter: ");
     assert!(woken.sleeps.iter().any(waits), "{woken:?}");
     assert!(same.told().is_empty(), "{:?}", same.told());
+}
+
+#[test]
+#[ignore = "needs valgrind: scripts/test.sh installs it, as root, and runs this"]
+fn between_two_runs_each_side_runs_the_binary_its_run_kept() {
+    let first = out_dir("explain-between");
+    run(&first, "");
+    let second = folder("explain-between-second");
+    copy_run(&first, &second);
+    // The candidate's run recorded another build of mio 1.2.4 than
+    // today's, and kept it: explain runs the kept one, whose fault (asked
+    // of its path in the run's folder) is what it names.
+    let recorded = load(&first).suite.binaries["mio@1.2.4"].clone();
+    let ran = first.join("binaries").join(&recorded).join("pingpong-mio");
+    assert!(
+        ran.is_file(),
+        "the run keeps what it ran: {}",
+        ran.display()
+    );
+    let hash = "0".repeat(64);
+    let kept = second.join("binaries").join(&hash).join("pingpong-mio");
+    std::fs::create_dir_all(kept.parent().unwrap()).unwrap();
+    std::fs::copy(&ran, &kept).unwrap();
+    edit_results(&second, |r| {
+        r["suite"]["binaries"]["mio@1.2.4"] = hash.clone().into()
+    });
+    let to = first.join("between");
+    let mut args = vec!["explain", first.to_str().unwrap(), second.to_str().unwrap()];
+    args.extend([
+        "--baseline",
+        "mio",
+        "--candidate",
+        "mio@1.2.4",
+        "--side",
+        "server",
+    ]);
+    args.extend([
+        "--repeat",
+        "2",
+        "--blocks",
+        "10",
+        "--out",
+        to.to_str().unwrap(),
+    ]);
+    let fault = format!("{hash}/pingpong-mio:costly=3000");
+    let output = compare_with(&args, &[("PINGPONG_FAULT", &fault)]);
+    assert_ok(&output, &args);
+    let cell = std::fs::read_dir(&to)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let explained = Explained::load(&cell).unwrap();
+    assert!(
+        explained.command.contains(second.to_str().unwrap()),
+        "{}",
+        explained.command
+    );
+    let told = explained.told();
+    let first_told = told.first().map(|(side, f)| (*side, f.name.as_str()));
+    assert_eq!(
+        first_told,
+        Some(("server", "pingpong::fault::injected_work")),
+        "{told:?}"
+    );
+    // A run on another machine is refused, the difference named.
+    edit_results(&second, |r| r["host"]["kernel"] = "6.1.0-other".into());
+    let output = compare_with(&args, &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !output.status.success() && stderr.contains("different machines (kernel "),
+        "{stderr}"
+    );
+}
+
+/// A copy of the run in `from` at `to`, as a second run of the same builds.
+fn copy_run(from: &Path, to: &Path) {
+    let _ = std::fs::remove_dir_all(to);
+    std::fs::create_dir_all(to).unwrap();
+    std::fs::copy(from.join("results.json"), to.join("results.json")).unwrap();
+}
+
+/// The run in `folder` with its results file changed by `edit`.
+fn edit_results(folder: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
+    let file = folder.join("results.json");
+    let mut results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    edit(&mut results);
+    std::fs::write(&file, results.to_string()).unwrap();
 }

@@ -1,0 +1,113 @@
+//! The programs an explanation runs again: built from the source tree now
+//! and, between two runs, each the very binary its run ran (today's build
+//! where it hashes alike, else the copy the run kept beside its results);
+//! and for tracing wake-ups, their builds with frame pointers.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, ensure};
+
+use super::Options;
+use crate::binaries;
+use crate::implementation::Implementation;
+use crate::plan::Plan;
+use crate::program::{Program, Programs};
+use crate::results::{Host, Results};
+
+/// One run's programs for an explanation.
+pub struct Programmed {
+    /// What its cells ran.
+    pub plain: Programs,
+    /// Where wake-ups are traced: the same with frame pointers, or why
+    /// there are none.
+    pub traced: Option<Result<Programs, String>>,
+}
+
+/// The programs `names` of `run` (from `file`): today's builds; `between`
+/// two runs, each checked against the SHA-256 the run recorded of it.
+pub fn programmed(
+    run: &Results,
+    file: &Path,
+    names: &[&str],
+    options: &Options,
+    between: bool,
+) -> Result<Programmed> {
+    let plan = Plan::of(&run.config)?;
+    let all = plan.implementations();
+    let mut implementations: Vec<Implementation> = Vec::new();
+    for name in names {
+        let found = all
+            .iter()
+            .find(|i| i.name() == *name)
+            .with_context(|| format!("the run has no program named {name}"))?;
+        if !implementations.contains(found) {
+            implementations.push(found.clone());
+        }
+    }
+    let mut plain = binaries::locate(&implementations, &[], None, &options.profile)?;
+    let mut earlier = Vec::new();
+    if between {
+        let folder = file.parent().unwrap_or(Path::new("."));
+        for (name, program) in plain.iter_mut() {
+            let (Program::Binary { path, .. }, Some(hash)) =
+                (program, run.suite.binaries.get(name))
+            else {
+                continue;
+            };
+            if crate::environment::sha256(path)? == *hash {
+                continue;
+            }
+            let kept = binaries::kept(folder, hash, path);
+            ensure!(
+                kept.is_file(),
+                "{name} is not the binary the run in {} ran (its SHA-256 was {hash}), and the \
+                 run kept no copy of it: explain it against a run made with today's build",
+                folder.display()
+            );
+            *path = kept;
+            earlier.push(name.clone());
+        }
+    }
+    let traced = match (options.wakes, earlier.is_empty()) {
+        (false, _) => None,
+        (true, true) => Some(Ok(binaries::with_frame_pointers(
+            &implementations,
+            &options.profile,
+        )?)),
+        (true, false) => Some(Err(format!(
+            "{} ran an earlier build than today's (kept beside its run), and no build of it \
+             with frame pointers can be made",
+            earlier.join(", ")
+        ))),
+    };
+    Ok(Programmed { plain, traced })
+}
+
+/// What differs between two runs' machines, as a phrase; none where they
+/// are one machine (its name, CPU model, CPUs and kernel alike).
+pub fn machines_differ(a: &Host, b: &Host) -> Option<String> {
+    let fields: [(&str, String, String); 4] = [
+        ("name", format!("{:?}", a.name), format!("{:?}", b.name)),
+        (
+            "CPU",
+            format!("{:?}", a.cpu_model),
+            format!("{:?}", b.cpu_model),
+        ),
+        (
+            "logical CPUs",
+            format!("{:?}", a.logical_cpus),
+            format!("{:?}", b.logical_cpus),
+        ),
+        (
+            "kernel",
+            format!("{:?}", a.kernel),
+            format!("{:?}", b.kernel),
+        ),
+    ];
+    let differ: Vec<String> = fields
+        .into_iter()
+        .filter(|(_, x, y)| x != y)
+        .map(|(what, x, y)| format!("{what} {x} against {y}"))
+        .collect();
+    (!differ.is_empty()).then(|| differ.join(", "))
+}
