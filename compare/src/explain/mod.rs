@@ -35,7 +35,7 @@ use crate::results::registry::Figure;
 use crate::results::{Cell, Config, Results, Status};
 use crate::stats;
 use moved::{Function, Kind};
-use programs::Programmed;
+use programs::{Programmed, Wanted};
 use stacks::PerBlock;
 
 /// What `compare explain` explains, and how.
@@ -267,16 +267,19 @@ pub fn explain(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<
             .as_ref()
             .unwrap_or(&options.results),
     ];
+    let wanted = Wanted {
+        profile: &options.profile,
+        wakes: options.wakes,
+        between: candidate.is_some(),
+    };
     let programmed = match candidate {
         None => {
             let both: Vec<&str> = names(0).into_iter().chain(names(1)).collect();
-            let one = Rc::new(programs::programmed(
-                &baseline, files[0], &both, options, false,
-            )?);
+            let one = Rc::new(programs::programmed(&baseline, files[0], &both, wanted)?);
             [one.clone(), one]
         }
         Some(_) => {
-            let of = |i: usize| programs::programmed(runs[i], files[i], &names(i), options, true);
+            let of = |i: usize| programs::programmed(runs[i], files[i], &names(i), wanted);
             [Rc::new(of(0)?), Rc::new(of(1)?)]
         }
     };

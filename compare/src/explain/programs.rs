@@ -7,7 +7,6 @@ use std::path::Path;
 
 use anyhow::{Context, Result, ensure};
 
-use super::Options;
 use crate::binaries;
 use crate::implementation::Implementation;
 use crate::plan::Plan;
@@ -23,15 +22,29 @@ pub struct Programmed {
     pub traced: Option<Result<Programs, String>>,
 }
 
-/// The programs `names` of `run` (from `file`): today's builds; `between`
+/// How the programs are had: the cargo profile, whether wake-ups are
+/// traced (and frame-pointer builds wanted), and whether the explanation
+/// is between two runs.
+#[derive(Clone, Copy)]
+pub struct Wanted<'a> {
+    pub profile: &'a str,
+    pub wakes: bool,
+    pub between: bool,
+}
+
+/// The programs `names` of `run` (from `file`): today's builds; between
 /// two runs, each checked against the SHA-256 the run recorded of it.
 pub fn programmed(
     run: &Results,
     file: &Path,
     names: &[&str],
-    options: &Options,
-    between: bool,
+    wanted: Wanted,
 ) -> Result<Programmed> {
+    let Wanted {
+        profile,
+        wakes,
+        between,
+    } = wanted;
     let plan = Plan::of(&run.config)?;
     let all = plan.implementations();
     let mut implementations: Vec<Implementation> = Vec::new();
@@ -44,7 +57,7 @@ pub fn programmed(
             implementations.push(found.clone());
         }
     }
-    let mut plain = binaries::locate(&implementations, &[], None, &options.profile)?;
+    let mut plain = binaries::locate(&implementations, &[], None, profile)?;
     let mut earlier = Vec::new();
     if between {
         let folder = file.parent().unwrap_or(Path::new("."));
@@ -68,11 +81,11 @@ pub fn programmed(
             earlier.push(name.clone());
         }
     }
-    let traced = match (options.wakes, earlier.is_empty()) {
+    let traced = match (wakes, earlier.is_empty()) {
         (false, _) => None,
         (true, true) => Some(Ok(binaries::with_frame_pointers(
             &implementations,
-            &options.profile,
+            profile,
         )?)),
         (true, false) => Some(Err(format!(
             "{} ran an earlier build than today's (kept beside its run), and no build of it \

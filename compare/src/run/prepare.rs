@@ -118,7 +118,7 @@ pub fn prepare(plan: &Plan, results: &mut Results, out: &Path, build: &Build) ->
     // saved before the first cell: an unwritable folder fails now, not after minutes.
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     results.suite.locks = keep_locks(&programs, out)?;
-    keep_binaries(&programs, &results.suite.binaries, out)?;
+    keep_binaries(&programs, &results.suite.binaries, out);
     if results.config.shapes.iter().any(|s| s.hands_off()) {
         results.suite.channel = channel(&programs, build.bin_dir.is_none());
     }
@@ -186,26 +186,32 @@ fn keep_locks(programs: &Programs, out: &Path) -> Result<BTreeMap<String, String
     Ok(locks)
 }
 
-/// Keeps each of our binaries beside the results, in
-/// `out/binaries/HASH/NAME` (linked where the file system allows, else
-/// copied): `compare explain` between two runs runs them again after the
-/// source tree has built others.
-fn keep_binaries(programs: &Programs, hashes: &BTreeMap<String, String>, out: &Path) -> Result<()> {
+/// Keeps each of our binaries beside the results, hard-linked as
+/// `out/binaries/HASH/NAME`: `compare explain` between two runs runs them
+/// again after the source tree has built others. Linked, not copied: a
+/// copy of every binary would take more room than the results (tens of
+/// megabytes a run); results on another file system than the build keep
+/// none, which is said.
+fn keep_binaries(programs: &Programs, hashes: &BTreeMap<String, String>, out: &Path) {
     for (name, program) in programs {
         let (Program::Binary { path, .. }, Some(hash)) = (program, hashes.get(name)) else {
             continue;
         };
         let kept = binaries::kept(out, hash, path);
-        if kept.exists() {
-            continue;
+        let keep = || -> std::io::Result<()> {
+            if kept.exists() {
+                return Ok(());
+            }
+            std::fs::create_dir_all(kept.parent().expect("a kept binary's folder"))?;
+            std::fs::hard_link(path, &kept)
+        };
+        if let Err(e) = keep() {
+            eprintln!(
+                "note: {name}'s binary is not kept beside the results (a link to it: {e}): \
+                 explaining this run against another needs today's build to be the one it ran"
+            );
         }
-        let dir = kept.parent().expect("a kept binary's folder");
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        std::fs::hard_link(path, &kept)
-            .or_else(|_| std::fs::copy(path, &kept).map(drop))
-            .with_context(|| format!("keeping {} in {}", path.display(), dir.display()))?;
     }
-    Ok(())
 }
 
 /// The channel the shapes hand blocks off through, as every build that
