@@ -749,14 +749,9 @@ fn client_args(job: &Job, config: &ClientConfig, server: &Server) -> Result<Clie
     })
 }
 
-fn our_client(
-    job: &Job,
-    bin: &Path,
-    server: &mut Server,
-    mode: Mode,
-    counting: Counting,
-) -> Result<Measurement, RepetitionError> {
-    let mut config = client_config(job, server.addr);
+/// What a counted pair's client does instead of the timed window: its
+/// span of blocks, or its window at the job's rate.
+fn profiled_span(config: &mut ClientConfig, mode: Mode) {
     match mode {
         Mode::Counted {
             span: Span::Blocks(blocks),
@@ -784,6 +779,17 @@ fn our_client(
         }
         Mode::Timed => {}
     }
+}
+
+fn our_client(
+    job: &Job,
+    bin: &Path,
+    server: &mut Server,
+    mode: Mode,
+    counting: Counting,
+) -> Result<Measurement, RepetitionError> {
+    let mut config = client_config(job, server.addr);
+    profiled_span(&mut config, mode);
     let client = client_args(job, &config, server)?;
     let args = Cli {
         command: Command::Client(client),

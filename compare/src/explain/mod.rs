@@ -68,6 +68,15 @@ pub struct Options {
     pub wakes: bool,
 }
 
+impl Options {
+    /// The results file of each side: the baseline's, the candidate's
+    /// (the same file, inside one run).
+    fn files(&self) -> [&PathBuf; 2] {
+        let candidate = self.candidate_results.as_ref();
+        [&self.results, candidate.unwrap_or(&self.results)]
+    }
+}
+
 /// One cell's explanation, as its folder keeps it (`explain.json`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Explained {
@@ -260,13 +269,7 @@ pub fn explain(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<
             .flat_map(|c| [c.implementation.as_str(), c.client.as_str()])
             .collect()
     };
-    let files = [
-        &options.results,
-        options
-            .candidate_results
-            .as_ref()
-            .unwrap_or(&options.results),
-    ];
+    let files = options.files();
     let wanted = Wanted {
         profile: &options.profile,
         wakes: options.wakes,
@@ -497,13 +500,7 @@ fn first(a: &Function, b: &Function, prices: Option<&Prices>) -> std::cmp::Order
 /// of `runs`, the candidate's of the second (the same run, or another),
 /// matched by what they measure.
 fn pairs<'r>(runs: [&'r Results; 2], options: &Options) -> Result<Vec<(&'r Cell, &'r Cell)>> {
-    let files = [
-        &options.results,
-        options
-            .candidate_results
-            .as_ref()
-            .unwrap_or(&options.results),
-    ];
+    let files = options.files();
     let of = |i: usize, name: &str| -> Result<BTreeMap<CellKey, &'r Cell>> {
         let cells: BTreeMap<CellKey, &Cell> = runs[i]
             .cells
