@@ -5,7 +5,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 use regex::Regex;
 
@@ -460,6 +462,7 @@ fn every_link_of_the_readme_the_book_and_the_reports_resolves() {
     let link = Regex::new(r"\]\(([^)\s]+)\)").unwrap();
     let code = Regex::new(r"(?s)```.*?```|`[^`\n]*`").unwrap();
     let mut broken = Vec::new();
+    let mut linked = Vec::new();
     let documents = documents();
     for document in &documents {
         let text = fs::read_to_string(document).unwrap();
@@ -473,10 +476,19 @@ fn every_link_of_the_readme_the_book_and_the_reports_resolves() {
                 continue;
             }
             let resolved = document.parent().unwrap().join(path);
-            if !resolved.exists() {
-                let shown = document.strip_prefix(workspace()).unwrap_or(document);
+            let shown = document.strip_prefix(workspace()).unwrap_or(document);
+            if resolved.exists() {
+                linked.push((resolved, format!("{}: {target}", shown.display())));
+            } else {
                 broken.push(format!("{}: {target}", shown.display()));
             }
+        }
+    }
+    // A file git ignores is here but not in a clone.
+    let ignored = ignored_by_git(linked.iter().map(|(path, _)| path.as_path()));
+    for (path, shown) in &linked {
+        if ignored.contains(path) {
+            broken.push(format!("{shown} (ignored by git, so not in a clone)"));
         }
     }
     assert!(documents.len() > 20, "{} documents", documents.len());
@@ -485,6 +497,35 @@ fn every_link_of_the_readme_the_book_and_the_reports_resolves() {
         "links to nothing:\n{}",
         broken.join("\n")
     );
+}
+
+/// Which of these paths git ignores, asked in one `git check-ignore`.
+fn ignored_by_git<'a>(paths: impl Iterator<Item = &'a Path>) -> Vec<PathBuf> {
+    let mut child = Command::new("git")
+        .args(["check-ignore", "--stdin", "-z"])
+        .current_dir(workspace())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("git runs");
+    let mut input = Vec::new();
+    for path in paths {
+        input.extend_from_slice(path.as_os_str().as_encoded_bytes());
+        input.push(0);
+    }
+    child.stdin.take().unwrap().write_all(&input).unwrap();
+    let output = child.wait_with_output().unwrap();
+    // 0: some are ignored, 1: none is.
+    assert!(
+        output.status.code().is_some_and(|c| c <= 1),
+        "git check-ignore failed"
+    );
+    output
+        .stdout
+        .split(|&b| b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| PathBuf::from(String::from_utf8_lossy(p).into_owned()))
+        .collect()
 }
 
 /// compare's layers, bottom first: a module may use its own layer's and
