@@ -16,7 +16,6 @@ use semver::Version;
 
 use crate::check::verdicts::{Metric, Rule, Thresholds, judge, within};
 use crate::implementation::Implementation;
-use crate::repetition::Side;
 use crate::results::{Cell, Config, Results, Status};
 use crate::shell::shell_words;
 use crate::stats::Verdict;
@@ -283,20 +282,13 @@ pub fn bisect(options: &Options) -> Result<Found> {
     if options.explain {
         let results = crate::results::file::named(&dir);
         let explain = explain::Options {
-            out: explain::default_out(&results, &names[0], &names[1]),
+            out: explain::default_out([&results, &results], &names[0], &names[1]),
             results,
             candidate_results: None,
             baseline: names[0].clone(),
             candidate: names[1].clone(),
             cells: Vec::new(),
-            sides: vec![Side::Server, Side::Client],
-            repeat: defaults::EXPLAIN_REPEAT as usize,
-            blocks: defaults::EXPLAIN_BLOCKS,
-            profile: options.profile.clone(),
-            sampled: false,
-            // Where perf runs: a flagged wake-up's path is what a cost flag needs.
-            wakes: true,
-            sample_seconds: defaults::SAMPLE_SECONDS,
+            settings: explain::Settings::for_flags(&options.profile),
         };
         let explained = explain::explain(&explain, |line| eprintln!("{line}"))?;
         println!(

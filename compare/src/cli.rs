@@ -249,14 +249,15 @@ pub struct CheckArgs {
     /// PostgreSQL database.
     #[arg(long, value_name = "FILE|URL|none")]
     pub history: Option<PathBuf>,
-    /// Inside one run: explain each flagged cell not explained yet
-    /// (`compare explain`, into its default folder); every format links or
-    /// names each flagged cell's explanation found there.
+    /// Explain each flagged cell not explained yet (`compare explain`, into
+    /// its default folder, wake-ups traced where perf runs); between two
+    /// runs, each implementation's cells against its own in the baseline's
+    /// run, on this machine. Every format links or names each flagged
+    /// cell's explanation found there.
     #[arg(long)]
     pub explain: bool,
-    /// The cargo profile the explanations' binaries are built with.
-    #[arg(long, env = defaults::PROFILE_ENV, default_value = defaults::PROFILE)]
-    pub profile: String,
+    #[command(flatten)]
+    pub settings: ExplainSettings,
 }
 
 #[derive(Debug, Args)]
@@ -278,6 +279,23 @@ pub struct ExplainArgs {
     /// cell both ran.
     #[arg(long = "cell", value_name = "LABEL")]
     pub cells: Vec<String>,
+    #[command(flatten)]
+    pub settings: ExplainSettings,
+    /// Where the explanations go, a folder per cell (default:
+    /// explain/BASELINE-vs-CANDIDATE beside the results).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Trace, besides, every wake-up each side's threads issue and every
+    /// sleep they take, with its call stack (perf, as root), and tell the
+    /// code paths whose wake-ups or sleeps per block moved.
+    #[arg(long)]
+    pub wakes: bool,
+}
+
+/// How `explain` measures each side again, and `check --explain` too.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "How each side is measured again")]
+pub struct ExplainSettings {
     /// Counted runs of each side of each implementation, taken in turns:
     /// a function's move is told from the runs' own variation.
     #[arg(long, default_value_t = defaults::EXPLAIN_REPEAT,
@@ -297,21 +315,12 @@ pub struct ExplainArgs {
     /// always.
     #[arg(long)]
     pub sampled: bool,
-    /// Trace, besides, every wake-up each side's threads issue and every
-    /// sleep they take, with its call stack (perf, as root), and tell the
-    /// code paths whose wake-ups or sleeps per block moved.
-    #[arg(long)]
-    pub wakes: bool,
     /// Seconds of a sampled side's shorter count, at the cell's rate: more
     /// gather more samples, and each figure's precision grows as their
     /// square root.
     #[arg(long, default_value_t = defaults::SAMPLE_SECONDS, value_name = "SECONDS",
           allow_negative_numbers = true, value_parser = pingpong::cli::seconds(true))]
     pub sample_seconds: f64,
-    /// Where the explanations go, a folder per cell (default:
-    /// explain/BASELINE-vs-CANDIDATE beside the results).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
     /// The cargo profile the binaries are built with, as the run's were.
     #[arg(long, env = defaults::PROFILE_ENV, default_value = defaults::PROFILE)]
     pub profile: String,

@@ -14,8 +14,8 @@ use pingpong::server::Shape;
 
 use crate::adapters::ADAPTERS;
 use crate::cli::{
-    BisectArgs, CheckArgs, Cli, Command, ExplainArgs, Precision, ReportArgs, RunArgs, SiteArgs,
-    Timing,
+    BisectArgs, CheckArgs, Cli, Command, ExplainArgs, ExplainSettings, Precision, ReportArgs,
+    RunArgs, SiteArgs, Timing,
 };
 use crate::external::External;
 use crate::implementation::{Implementation, Spec, Versions, split_list};
@@ -652,12 +652,6 @@ pub fn check(args: CheckArgs) -> Result<check::Options> {
     if history.is_some() && pair.is_some() {
         bail!("--history judges two runs; inside one run the sides are paired round by round");
     }
-    if args.explain && pair.is_none() {
-        bail!(
-            "--explain runs the two implementations of one run again: give one results file \
-             with --baseline and --candidate"
-        );
-    }
     Ok(check::Options {
         history,
         results: args.results,
@@ -667,24 +661,13 @@ pub fn check(args: CheckArgs) -> Result<check::Options> {
         counted_threshold: args.counted_threshold / 100.0,
         confidence: args.confidence,
         format: args.format,
-        explain: args.explain.then_some(args.profile),
+        explain: args.explain.then(|| explain_settings(args.settings, true)),
     })
 }
 
-pub fn explain(args: ExplainArgs) -> Result<explain::Options> {
-    let mut files = args.results.iter().map(|r| crate::results::file::named(r));
-    let results = files.next().context("no results named")?;
-    let candidate_results = files.next();
-    let out = args.out.unwrap_or_else(|| {
-        let beside = candidate_results.as_ref().unwrap_or(&results);
-        explain::default_out(beside, &args.baseline, &args.candidate)
-    });
-    Ok(explain::Options {
-        results,
-        candidate_results,
-        baseline: args.baseline,
-        candidate: args.candidate,
-        cells: args.cells,
+/// How explain measures each side again, as the command line asks.
+fn explain_settings(args: ExplainSettings, wakes: bool) -> explain::Settings {
+    explain::Settings {
         sides: match args.side.as_deref() {
             Some("server") => vec![Side::Server],
             Some(_) => vec![Side::Client],
@@ -692,11 +675,29 @@ pub fn explain(args: ExplainArgs) -> Result<explain::Options> {
         },
         repeat: args.repeat as usize,
         blocks: args.blocks,
-        out,
         profile: args.profile,
         sampled: args.sampled,
-        wakes: args.wakes,
         sample_seconds: args.sample_seconds,
+        wakes,
+    }
+}
+
+pub fn explain(args: ExplainArgs) -> Result<explain::Options> {
+    let mut files = args.results.iter().map(|r| crate::results::file::named(r));
+    let results = files.next().context("no results named")?;
+    let candidate_results = files.next();
+    let out = args.out.unwrap_or_else(|| {
+        let candidate = candidate_results.as_ref().unwrap_or(&results);
+        explain::default_out([&results, candidate], &args.baseline, &args.candidate)
+    });
+    Ok(explain::Options {
+        results,
+        candidate_results,
+        baseline: args.baseline,
+        candidate: args.candidate,
+        cells: args.cells,
+        out,
+        settings: explain_settings(args.settings, args.wakes),
     })
 }
 

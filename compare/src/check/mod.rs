@@ -16,11 +16,9 @@ use std::rc::Rc;
 
 use anyhow::{Result, bail};
 
-use crate::defaults;
 use crate::explain::{self, Explained};
 use crate::history::{self, History, Timeline};
 use crate::named::Named;
-use crate::repetition::Side;
 use crate::results::{Cell, Results};
 use verdicts::{Comparison, Medians, Render, Rule, Sides, Thresholds};
 
@@ -74,9 +72,9 @@ pub struct Options {
     /// Between two runs: the history whose past runs teach each cell's
     /// timed threshold, where it holds enough of them.
     pub history: Option<PathBuf>,
-    /// Inside one run: explain every flagged cell not explained yet, built
-    /// with this cargo profile ([`crate::explain`]).
-    pub explain: Option<String>,
+    /// Explain every flagged cell not explained yet, so
+    /// ([`crate::explain`]).
+    pub explain: Option<explain::Settings>,
 }
 
 /// Whether anything regressed.
@@ -120,16 +118,14 @@ pub fn check(options: Options) -> Result<Outcome> {
         looks: 1,
     };
     let mut comparison = verdicts::judge(&sides, rule)?;
-    if let ([(name, _)], Some((baseline, candidate))) = (&loaded[..], &options.pair) {
-        let results = PathBuf::from(name);
-        comparison.explanations = explanations(
-            &comparison,
-            &results,
-            baseline,
-            candidate,
-            options.explain.as_deref(),
-        )?;
-    }
+    let files: Vec<PathBuf> = loaded.iter().map(|(name, _)| name.into()).collect();
+    let files = [files[0].as_path(), files[files.len() - 1].as_path()];
+    comparison.explanations = explanations(
+        &comparison,
+        files,
+        options.pair.as_ref(),
+        options.explain.as_ref(),
+    )?;
     print!("{}", options.format.renderer().render(&comparison)?);
     Ok(if comparison.regressed() {
         Outcome::Regressed
@@ -138,52 +134,66 @@ pub fn check(options: Options) -> Result<Outcome> {
     })
 }
 
-/// The explanations of `comparison`'s flagged cells that lie beside
-/// `results` (`compare explain`'s default folder); with a `profile`, those
-/// missing are made first.
+/// The explanations of `comparison`'s flagged cells that lie in `compare
+/// explain`'s default folders beside the candidate's results (`files`:
+/// baseline's, candidate's); with `settings`, those missing are made
+/// first. Inside one run the `pair` explains; between two runs each
+/// flagged implementation is explained against itself in the baseline's
+/// run.
 fn explanations(
     comparison: &Comparison,
-    results: &Path,
-    baseline: &str,
-    candidate: &str,
-    profile: Option<&str>,
+    files: [&Path; 2],
+    pair: Option<&(String, String)>,
+    settings: Option<&explain::Settings>,
 ) -> Result<Vec<verdicts::Explanation>> {
-    let out = explain::default_out(results, baseline, candidate);
-    let flagged = comparison.flagged();
-    let missing: Vec<String> = flagged
-        .iter()
-        .filter(|cell| !explain::folder(&out, cell).join(explain::FILE).exists())
-        .cloned()
-        .collect();
-    if let (Some(profile), false) = (profile, missing.is_empty()) {
-        let options = explain::Options {
-            results: results.to_path_buf(),
-            candidate_results: None,
-            baseline: baseline.into(),
-            candidate: candidate.into(),
-            cells: missing,
-            sides: vec![Side::Server, Side::Client],
-            repeat: defaults::EXPLAIN_REPEAT as usize,
-            blocks: defaults::EXPLAIN_BLOCKS,
-            out: out.clone(),
-            profile: profile.into(),
-            sampled: false,
-            // Where perf runs: a flagged wake-up's path is what a cost flag needs.
-            wakes: true,
-            sample_seconds: defaults::SAMPLE_SECONDS,
-        };
-        explain::explain(&options, |line| eprintln!("{line}"))?;
-    }
+    let asked: Vec<(String, String, Vec<String>)> = match pair {
+        Some((baseline, candidate)) => {
+            vec![(baseline.clone(), candidate.clone(), comparison.flagged())]
+        }
+        None => comparison
+            .flagged_by_implementation()
+            .into_iter()
+            .map(|(name, cells)| (name.clone(), name, cells))
+            .collect(),
+    };
     let mut found = Vec::new();
-    for cell in flagged {
-        let folder = explain::folder(&out, &cell);
-        if folder.join(explain::FILE).exists() {
-            let explained = Explained::load(&folder)?;
-            found.push(verdicts::Explanation {
-                cell,
-                page: folder.join(explain::PAGE),
-                summary: explained.summary(),
-            });
+    for (baseline, candidate, flagged) in asked {
+        let out = explain::default_out(files, &baseline, &candidate);
+        let missing: Vec<String> = flagged
+            .iter()
+            .filter(|cell| !explain::folder(&out, cell).join(explain::FILE).exists())
+            .cloned()
+            .collect();
+        if let (Some(settings), false) = (settings, missing.is_empty()) {
+            let between = files[0] != files[1];
+            let options = explain::Options {
+                results: files[0].to_path_buf(),
+                candidate_results: between.then(|| files[1].to_path_buf()),
+                baseline: baseline.clone(),
+                candidate: candidate.clone(),
+                cells: missing,
+                out: out.clone(),
+                settings: settings.clone(),
+            };
+            // The verdicts stand without it: a cell that cannot be
+            // explained here is said, and the check goes on.
+            if let Err(why) = explain::explain(&options, |line| eprintln!("{line}")) {
+                eprintln!("warning: {baseline} -> {candidate} not explained: {why:#}");
+            }
+        }
+        for cell in flagged {
+            let folder = explain::folder(&out, &cell);
+            if folder.join(explain::FILE).exists() {
+                let explained = Explained::load(&folder)?;
+                found.push(verdicts::Explanation {
+                    cell: match pair {
+                        Some(_) => cell,
+                        None => format!("{candidate}, {cell}"),
+                    },
+                    page: folder.join(explain::PAGE),
+                    summary: explained.summary(),
+                });
+            }
         }
     }
     Ok(found)

@@ -118,7 +118,8 @@ pub struct Comparison {
 /// and what it names.
 #[derive(Debug, Clone)]
 pub struct Explanation {
-    /// What the cell measures, as its key says it without an implementation.
+    /// What the cell measures, as its key says it without an
+    /// implementation; between two runs, the implementation's name first.
     pub cell: String,
     pub page: std::path::PathBuf,
     pub summary: String,
@@ -798,6 +799,25 @@ impl Comparison {
         out
     }
 
+    /// The cells with a confirmed regression or improvement by the
+    /// candidate's implementation whose cells they are, as their keys say
+    /// what they measure, each once.
+    pub fn flagged_by_implementation(&self) -> BTreeMap<String, Vec<String>> {
+        let mut by: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let flagged = self
+            .judgements
+            .iter()
+            .filter(|f| f.counts() != Verdict::NoChange);
+        for key in flagged.map(|f| &f.key) {
+            let cells = by.entry(key.implementation.clone()).or_default();
+            let what = key.what();
+            if !cells.contains(&what) {
+                cells.push(what);
+            }
+        }
+        by
+    }
+
     /// The cells with a confirmed regression or improvement, as their
     /// keys say what they measure, each once.
     pub fn flagged(&self) -> Vec<String> {
@@ -921,6 +941,24 @@ pub(crate) mod tests {
         });
         let sides = within("", &results, "mio", "tokio").unwrap();
         judge(&sides, Rule::default_for(true)).unwrap()
+    }
+
+    #[test]
+    fn flagged_cells_are_grouped_by_the_implementation_that_moved() {
+        // Inside one run, the pair's cells under the candidate's name.
+        let inside = halved_and_lone().flagged_by_implementation();
+        assert_eq!(inside.keys().collect::<Vec<_>>(), ["tokio"]);
+        assert_eq!(inside["tokio"], halved_and_lone().flagged());
+        // Between two runs, tokio halved at its first load and mio alike:
+        // tokio's cell alone, under its name.
+        let same = rounds(|_, _| (1.0, 1.0));
+        let halved = rounds(|load, _| (if load == 0 { 0.5 } else { 1.0 }, 1.0));
+        let sides = between("b", &same, "c", &halved);
+        let by = judge(&sides, Rule::default_for(false))
+            .unwrap()
+            .flagged_by_implementation();
+        assert_eq!(by.keys().collect::<Vec<_>>(), ["tokio"]);
+        assert_eq!(by["tokio"].len(), 1, "{by:?}");
     }
 
     #[test]

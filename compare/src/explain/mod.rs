@@ -49,14 +49,21 @@ pub struct Options {
     /// The cells to explain, by what they measure (`1 thread, 10
     /// connections, 16384 B`); none: every cell both ran.
     pub cells: Vec<String>,
+    /// Where the explanations go; each cell's in a folder of its own.
+    pub out: PathBuf,
+    pub settings: Settings,
+}
+
+/// How each side is measured again: one set for `explain`, `check
+/// --explain` and `bisect --explain`.
+#[derive(Debug, Clone)]
+pub struct Settings {
     /// The sides counted.
     pub sides: Vec<Side>,
     /// Counted runs of each side of each implementation.
     pub repeat: usize,
     /// Blocks per connection of the shorter count.
     pub blocks: u64,
-    /// Where the explanations go; each cell's in a folder of its own.
-    pub out: PathBuf,
     /// The cargo profile the binaries are built with.
     pub profile: String,
     /// Every side sampled by perf (CPU time, the kernel's included), not
@@ -66,6 +73,23 @@ pub struct Options {
     pub sample_seconds: f64,
     /// Each side's wake-ups and sleeps traced too, by code path.
     pub wakes: bool,
+}
+
+impl Settings {
+    /// What a flag of a check or a bisect is explained with, where nothing
+    /// else is asked: both sides counted, and their wake-ups traced where
+    /// perf runs (a flagged wake-up's path is what a cost flag needs).
+    pub fn for_flags(profile: &str) -> Self {
+        Self {
+            sides: vec![Side::Server, Side::Client],
+            repeat: defaults::EXPLAIN_REPEAT as usize,
+            blocks: defaults::EXPLAIN_BLOCKS,
+            profile: profile.into(),
+            sampled: false,
+            sample_seconds: defaults::SAMPLE_SECONDS,
+            wakes: true,
+        }
+    }
 }
 
 impl Options {
@@ -239,11 +263,22 @@ pub fn folder(out: &Path, cell: &str) -> PathBuf {
     out.join(slug)
 }
 
-/// The default folder of explanations of `baseline` against `candidate`
-/// in the run whose results are `results`: `explain/` beside them.
-pub fn default_out(results: &Path, baseline: &str, candidate: &str) -> PathBuf {
-    let run = results.parent().unwrap_or(Path::new("."));
-    folder(&run.join("explain"), &format!("{baseline} vs {candidate}"))
+/// The default folder of explanations of `baseline` against `candidate`,
+/// whose results are `files` (baseline's, candidate's; one file inside one
+/// run): `explain/` beside the candidate's. Between two runs its name
+/// says the baseline's run too: a candidate checked against two baselines
+/// keeps both.
+pub fn default_out(files: [&Path; 2], baseline: &str, candidate: &str) -> PathBuf {
+    let run = |file: &Path| file.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let label = match files[0] == files[1] {
+        true => format!("{baseline} vs {candidate}"),
+        false => {
+            let of = run(files[0]);
+            let name = of.file_name().unwrap_or(of.as_os_str()).to_string_lossy();
+            format!("{baseline} of {name} vs {candidate}")
+        }
+    };
+    folder(&run(files[1]).join("explain"), &label)
 }
 
 /// Explains every cell asked for; says each step on `progress`.
@@ -271,8 +306,8 @@ pub fn explain(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<
     };
     let files = options.files();
     let wanted = Wanted {
-        profile: &options.profile,
-        wakes: options.wakes,
+        profile: &options.settings.profile,
+        wakes: options.settings.wakes,
         between: candidate.is_some(),
     };
     let programmed = match candidate {
@@ -337,7 +372,7 @@ impl Explainer<'_> {
         let dir = folder(&options.out, &what);
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let mut sides = Vec::new();
-        for &side in &options.sides {
+        for &side in &options.settings.sides {
             let title = format!(
                 "{side}: {} -> {}, {what}",
                 options.baseline, options.candidate
@@ -350,7 +385,7 @@ impl Explainer<'_> {
                         job(cells[0], b, self.configs[0], &placement),
                         job(cells[1], c, self.configs[1], &placement),
                     ];
-                    let traced = woken(&self.pair, &jobs, side, options, progress);
+                    let traced = woken(&self.pair, &jobs, side, &options.settings, progress);
                     Some(match traced {
                         Ok(t) => t.drawn(&format!("{title}, wake-ups"), &dir, side)?,
                         Err(why) => Woken::absent(why),
@@ -387,13 +422,13 @@ impl Explainer<'_> {
         dir: &Path,
         progress: &mut impl FnMut(&str),
     ) -> Result<Explanation> {
-        let options = self.options;
-        let profiled = method(jobs, side, options.sampled).and_then(|method| {
+        let settings = &self.options.settings;
+        let profiled = method(jobs, side, settings.sampled).and_then(|method| {
             let (span, repeat) = match method {
-                Method::Counted => (Span::Blocks(options.blocks), options.repeat),
+                Method::Counted => (Span::Blocks(settings.blocks), settings.repeat),
                 Method::Sampled(_) => (
-                    sampled_span(b, c, options.sample_seconds, options.blocks),
-                    options.repeat.max(SAMPLED_RUNS),
+                    sampled_span(b, c, settings.sample_seconds, settings.blocks),
+                    settings.repeat.max(SAMPLED_RUNS),
                 ),
             };
             let runs = Runs { side, span, repeat };
@@ -789,19 +824,19 @@ impl Traced {
 }
 
 /// `side`'s wake-ups and sleeps, traced in runs of each implementation
-/// taken in turns, each of `options.blocks` blocks per connection and of
+/// taken in turns, each of `settings.blocks` blocks per connection and of
 /// twice as many: their difference per block, by path.
 fn woken(
     pair: &ProcessPair,
     jobs: &[Job; 2],
     side: Side,
-    options: &Options,
+    settings: &Settings,
     progress: &mut impl FnMut(&str),
 ) -> Result<Traced, String> {
     let perf = Perf::find()?.tracing_wakes();
     let dir = tempfile::tempdir().map_err(|e| format!("a folder for the traces: {e}"))?;
-    let span = traced_span(&jobs[0], options.blocks, options.sample_seconds);
-    let repeat = options.repeat.max(TRACED_RUNS);
+    let span = traced_span(&jobs[0], settings.blocks, settings.sample_seconds);
+    let repeat = settings.repeat.max(TRACED_RUNS);
     let mut paths: [Vec<PerBlock>; 2] = Default::default();
     let mut stacks: [Vec<PerBlock>; 2] = Default::default();
     let mut first = None;
@@ -931,25 +966,26 @@ fn command(options: &Options) -> String {
     for cell in &options.cells {
         words.extend(["--cell".into(), cell.clone()]);
     }
-    if let [side] = options.sides[..] {
+    let settings = &options.settings;
+    if let [side] = settings.sides[..] {
         words.extend(["--side".into(), side.to_string()]);
     }
     words.extend([
         "--repeat".into(),
-        options.repeat.to_string(),
+        settings.repeat.to_string(),
         "--blocks".into(),
-        options.blocks.to_string(),
+        settings.blocks.to_string(),
     ]);
-    if options.sampled {
+    if settings.sampled {
         words.push("--sampled".into());
     }
-    if options.wakes {
+    if settings.wakes {
         words.push("--wakes".into());
     }
-    if options.sample_seconds != defaults::SAMPLE_SECONDS {
+    if settings.sample_seconds != defaults::SAMPLE_SECONDS {
         words.extend([
             "--sample-seconds".into(),
-            options.sample_seconds.to_string(),
+            settings.sample_seconds.to_string(),
         ]);
     }
     crate::shell::shell_words(words.iter().map(String::as_str))

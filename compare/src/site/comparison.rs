@@ -5,7 +5,7 @@
 //! page that chooses two runs of a machine, or says the command that
 //! compares any two.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
@@ -54,12 +54,23 @@ pub fn releases(
     judge(&sides, Rule::default_for(true)).ok()
 }
 
-/// What a comparison of releases shows besides its verdicts: the files of
-/// its explanations, by name, size and time, for the key of its page.
-pub fn explanations_made(c: &Run, (before, after): (&str, &str)) -> String {
-    let out = explain::default_out(Path::new(&c.source), before, after);
+/// Where the explanations of a comparison whose candidate is `c` lie: of
+/// two releases inside it, their folder; of a run before it, every
+/// explanation beside it (the flagged implementations' among them).
+pub fn explanations_folder(c: &Run, releases: Option<(&str, &str)>) -> PathBuf {
+    let source = Path::new(&c.source);
+    match releases {
+        Some((before, after)) => explain::default_out([source, source], before, after),
+        None => source.parent().unwrap_or(Path::new(".")).join("explain"),
+    }
+}
+
+/// What a comparison shows besides its verdicts: the files of its
+/// explanations under `folder`, by name, size and time, for the key of
+/// its page.
+pub fn explanations_made(folder: &Path) -> String {
     let mut found = Vec::new();
-    let mut folders = vec![out];
+    let mut folders = vec![folder.to_path_buf()];
     while let Some(folder) = folders.pop() {
         let Ok(entries) = std::fs::read_dir(&folder) else {
             continue;
@@ -94,9 +105,15 @@ pub fn page(
     let explained = explained(site, c, judged);
     let mut why = String::new();
     for (e, graphs) in &explained {
+        // Two runs' implementation explained against itself: its name says
+        // which of the run's cells moved.
+        let cell = match e.baseline == e.candidate {
+            true => format!("{}, {}", e.candidate, e.cell),
+            false => e.cell.clone(),
+        };
         why += &format!(
             "<h2>Why {} moved</h2>\n<p>compare explain: {}.</p>\n",
-            escape(&e.cell),
+            escape(&cell),
             escape(&e.summary())
         );
         let told = e.told();
@@ -147,24 +164,31 @@ pub fn page(
     table(site, c, judged, warnings, &why)
 }
 
-/// The explanations (`compare explain`) of the cells a comparison of two
-/// releases inside a run flags, where they lie beside the run's results,
-/// each with its sides' flame graphs.
+/// The explanations (`compare explain`) of the cells a comparison flags,
+/// where they lie in their default folders beside the candidate's results
+/// (of two releases inside a run, theirs; of two runs, each flagged
+/// implementation's against itself), each with its sides' flame graphs.
 fn explained(
     site: &Site,
     c: &Comparison,
     judged: &verdicts::Comparison,
 ) -> Vec<(Explained, Vec<(String, String)>)> {
-    let Some((before, after)) = &c.releases else {
-        return Vec::new();
+    let source = |run: usize| Path::new(&site.runs[run].source);
+    let files = [source(c.baseline), source(c.candidate)];
+    let asked: Vec<(PathBuf, Vec<String>)> = match &c.releases {
+        Some((before, after)) => {
+            vec![(explain::default_out(files, before, after), judged.flagged())]
+        }
+        None => judged
+            .flagged_by_implementation()
+            .into_iter()
+            .map(|(name, cells)| (explain::default_out(files, &name, &name), cells))
+            .collect(),
     };
-    let source = Path::new(&site.runs[c.candidate].source);
-    let out = explain::default_out(source, before, after);
-    judged
-        .flagged()
+    asked
         .iter()
-        .filter_map(|cell| {
-            let folder = explain::folder(&out, cell);
+        .flat_map(|(out, cells)| cells.iter().map(move |cell| explain::folder(out, cell)))
+        .filter_map(|folder| {
             let explained = Explained::load(&folder).ok()?;
             let graphs = ["server", "client"]
                 .into_iter()

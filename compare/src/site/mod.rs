@@ -276,7 +276,8 @@ impl Builder<'_> {
     ) -> Result<()> {
         let (baseline, candidate) = (&self.site.runs[b], &self.site.runs[c]);
         let name = format!("{}--{}", baseline.slug, candidate.slug);
-        let key = key(&["between", &baseline.digest, &candidate.digest, chain]);
+        let made = comparison::explanations_made(&comparison::explanations_folder(candidate, None));
+        let key = key(&["between", &baseline.digest, &candidate.digest, chain, &made]);
         let tally = match self.kept.comparison(&name, &key, self.out) {
             Some(tally) => {
                 self.tally.reused += 1;
@@ -310,7 +311,8 @@ impl Builder<'_> {
     ) -> Result<()> {
         let run = &self.site.runs[c];
         let name = format!("{}--{}--{}", run.slug, slug(&before), slug(&after));
-        let made = comparison::explanations_made(run, (&before, &after));
+        let folder = comparison::explanations_folder(run, Some((&before, &after)));
+        let made = comparison::explanations_made(&folder);
         let key = key(&["releases", &run.digest, &before, &after, &made]);
         let pair = Some((before.clone(), after.clone()));
         let tally = match self.kept.comparison(&name, &key, self.out) {

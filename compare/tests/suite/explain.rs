@@ -9,8 +9,8 @@
 
 use std::path::Path;
 
-use compare::explain::Explained;
 use compare::explain::moved::{Function, Kind};
+use compare::explain::{self, Explained, default_out};
 
 use crate::common::{assert_ok, compare_with, folder, load, out_dir};
 
@@ -233,7 +233,7 @@ fn sampled_an_injected_cost_is_named_first_and_an_io_uring_a_a_pair_names_nothin
 
 #[test]
 #[ignore = "needs valgrind: scripts/test.sh installs it, as root, and runs this"]
-fn between_two_runs_each_side_runs_the_binary_its_run_kept() {
+fn a_check_between_two_runs_explains_each_side_with_the_binary_its_run_kept() {
     let first = out_dir("explain-between");
     run(&first, "");
     let second = folder("explain-between-second");
@@ -255,34 +255,38 @@ fn between_two_runs_each_side_runs_the_binary_its_run_kept() {
     edit_results(&second, |r| {
         r["suite"]["binaries"]["mio@1.2.4"] = hash.clone().into()
     });
-    let to = first.join("between");
-    let mut args = vec!["explain", first.to_str().unwrap(), second.to_str().unwrap()];
-    args.extend([
-        "--baseline",
-        "mio",
-        "--candidate",
-        "mio@1.2.4",
-        "--side",
-        "server",
-    ]);
-    args.extend([
-        "--repeat",
-        "2",
-        "--blocks",
-        "10",
-        "--out",
-        to.to_str().unwrap(),
-    ]);
+    // The check of the two runs flags mio@1.2.4's cell (its throughput
+    // halved in the candidate's record) and explains it against itself in
+    // the baseline's run: the kept copy's fault is what it names.
+    edit_results(&second, |r| {
+        let cells = r["cells"].as_array_mut().unwrap();
+        for cell in cells.iter_mut().filter(|c| c["runtime"] == "mio@1.2.4") {
+            for run in cell["runs"].as_array_mut().unwrap() {
+                for figure in ["mib_per_s", "messages_per_s"] {
+                    run[figure] = (run[figure].as_f64().unwrap() / 2.0).into();
+                }
+            }
+        }
+    });
+    let runs = [first.to_str().unwrap(), second.to_str().unwrap()];
+    let mut args = vec![
+        "check",
+        runs[0],
+        runs[1],
+        "--explain",
+        "--format",
+        "markdown",
+    ];
+    args.extend(["--side", "server", "--repeat", "2", "--blocks", "10"]);
     let fault = format!("{hash}/pingpong-mio:costly=3000");
     let output = compare_with(&args, &[("PINGPONG_FAULT", &fault)]);
-    assert_ok(&output, &args);
-    let cell = std::fs::read_dir(&to)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let explained = Explained::load(&cell).unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    let cell = "1 thread, 1 connection, 16384 B";
+    let files = [first.join("results.json"), second.join("results.json")];
+    let out = default_out([&files[0], &files[1]], "mio@1.2.4", "mio@1.2.4");
+    let to = explain::folder(&out, cell);
+    let explained = Explained::load(&to).unwrap();
     assert!(
         explained.command.contains(second.to_str().unwrap()),
         "{}",
@@ -295,8 +299,22 @@ fn between_two_runs_each_side_runs_the_binary_its_run_kept() {
         Some(("server", "pingpong::fault::injected_work")),
         "{told:?}"
     );
+    // The comment links it, under the implementation that moved; mio,
+    // which did not, is not explained.
+    let link = format!("- [mio@1.2.4, {cell}]({})", to.join("README.md").display());
+    assert!(stdout.contains(&link), "{stdout}");
+    assert!(!default_out([&files[0], &files[1]], "mio", "mio").exists());
     // A run on another machine is refused, the difference named.
     edit_results(&second, |r| r["host"]["kernel"] = "6.1.0-other".into());
+    let args = [
+        "explain",
+        runs[0],
+        runs[1],
+        "--baseline",
+        "mio",
+        "--candidate",
+        "mio",
+    ];
     let output = compare_with(&args, &[]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
