@@ -2,10 +2,12 @@
 //! of its own on one side (the `costly` faults), and a system call added
 //! the same way (the `syscall` fault), each named first and on its side,
 //! counted by callgrind and sampled by perf, and a wake-up of an idle
-//! thread a block (`wake-every=1`) traced by perf in the open loop; and a
-//! cell explained against itself (io_uring's, its wake-ups traced too),
-//! where nothing is named. The check of the run links the explanation of
-//! the cell it flags.
+//! thread a block (`wake-every=1`) traced by perf in the open loop; and
+//! cells explained against themselves (io_uring's over UDP and over
+//! HTTP/1.1 inside TLS, their wake-ups traced too), where nothing is named;
+//! and a check between two runs that explains what it flags, each side
+//! with the binary its run kept. The check of the run links the
+//! explanation of the cell it flags.
 
 use std::path::Path;
 
@@ -161,7 +163,7 @@ fn an_injected_cost_is_named_first_on_its_side_and_an_a_a_pair_names_nothing() {
 #[ignore = "needs perf, as root: scripts/test.sh installs it, as root, and runs this"]
 fn sampled_an_injected_cost_is_named_first_and_an_io_uring_a_a_pair_names_nothing() {
     let out = out_dir("explain-sampled");
-    run(&out, ",monoio");
+    run(&out, "");
     let to = out.join("costly");
     let more = ["--side", "server", "--sampled", "--sample-seconds", "0.3"];
     let pair = ["mio", "mio@1.2.4"];
@@ -210,25 +212,51 @@ fn sampled_an_injected_cost_is_named_first_and_an_io_uring_a_a_pair_names_nothin
     assert!((0.5..1.5).contains(&first.own_moved()), "{first:?}");
     // valgrind cannot run io_uring: monoio is sampled without being asked,
     // and against itself nothing moves past the runs' variation and the
-    // samples' precision, nor do its wake-ups (io_uring_enter's).
+    // samples' precision, nor do its wake-ups (io_uring_enter's): over UDP,
+    // and over HTTP/1.1 inside TLS.
+    let web = out.join("web");
+    let mut args = vec!["run", "--runtimes", "monoio", "--protocol", "udp,http"];
+    args.extend(["--tls", "--no-handshakes", "--connections", "1"]);
+    args.extend(["--threads", "1", "--seconds", "0.1", "--warmup", "0"]);
+    args.extend(["--repeat", "2", "--no-cost", "--quiet", "--history", "none"]);
+    args.extend(["--out", web.to_str().unwrap()]);
+    assert_ok(&compare_with(&args, &[]), &args);
+    let [udp, https] =
+        ["UDP", "HTTP/1.1, TLS"].map(|p| format!("1 thread, 1 connection, 16384 B, over {p}"));
     let to = out.join("a-a");
-    let more = ["--side", "server", "--sample-seconds", "0.3", "--wakes"];
-    let same = explain(&out, ["monoio", "monoio"], "2", &more, None, Some(&to));
-    let server = &same.sides[0];
-    assert!(
-        server.absent.is_none() && server.sampled.is_some(),
-        "{server:?}"
-    );
-    let monoio = |f: &Function| f.kind == Kind::Cpu && f.krate.as_deref() == Some("monoio");
-    assert!(server.functions.iter().any(monoio), "{server:?}");
-    assert!(
-        server.syscalls.is_empty() && server.totals.is_none(),
-        "{server:?}"
-    );
-    let woken = server.woken.as_ref().expect("traced");
-    let waits = |f: &Function| f.name.starts_with("io_uring_enter: ");
-    assert!(woken.sleeps.iter().any(waits), "{woken:?}");
-    assert!(same.told().is_empty(), "{:?}", same.told());
+    let mut args = vec!["explain", web.to_str().unwrap(), "--baseline", "monoio"];
+    args.extend(["--candidate", "monoio", "--cell", &udp, "--cell", &https]);
+    args.extend(["--side", "server", "--repeat", "2", "--blocks", "10"]);
+    args.extend([
+        "--sample-seconds",
+        "0.3",
+        "--wakes",
+        "--out",
+        to.to_str().unwrap(),
+    ]);
+    assert_ok(&compare_with(&args, &[]), &args);
+    for cell in [&udp, &https] {
+        let same = Explained::load(&explain::folder(&to, cell)).unwrap();
+        let server = &same.sides[0];
+        assert!(
+            server.absent.is_none() && server.sampled.is_some(),
+            "{cell}: {server:?}"
+        );
+        let monoio = |f: &Function| f.kind == Kind::Cpu && f.krate.as_deref() == Some("monoio");
+        assert!(server.functions.iter().any(monoio), "{cell}: {server:?}");
+        assert!(
+            server.syscalls.is_empty() && server.totals.is_none(),
+            "{cell}: {server:?}"
+        );
+        let woken = server.woken.as_ref().expect("traced");
+        let waits = |f: &Function| f.name.starts_with("io_uring_enter: ");
+        assert!(woken.sleeps.iter().any(waits), "{cell}: {woken:?}");
+        assert!(same.told().is_empty(), "{cell}: {:?}", same.told());
+    }
+    // Inside TLS, rustls's work is among the server's functions.
+    let same = Explained::load(&explain::folder(&to, &https)).unwrap();
+    let rustls = |f: &Function| f.krate.as_deref() == Some("rustls");
+    assert!(same.sides[0].functions.iter().any(rustls), "{same:?}");
 }
 
 #[test]
