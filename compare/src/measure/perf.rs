@@ -65,9 +65,16 @@ const SLEEPS: &str = "prev_state == 1 || prev_state == 2";
 /// Kernel frames of an interrupt's entry: a wake-up raised there is the
 /// interrupt's (a timer, a device), not the code it happened to interrupt.
 const INTERRUPTS: [&str; 3] = ["asm_sysvec_", "asm_common_interrupt", "irq_exit"];
+/// The kernel's functions that dispatch every system call: the frame
+/// after them is the call's own.
+const SYSCALL_DISPATCH: [&str; 2] = ["do_syscall_64", "x64_sys_call"];
 /// The kernel's entries of a system call, before its name: the one the
 /// architecture's table calls, or, inlined into it, the call's own.
 const SYSCALL_ENTRIES: [&str; 2] = ["__x64_sys_", "__do_sys_"];
+/// What else comes before a system call's name in its own kernel function,
+/// where its entry is inlined into the dispatch (6.9 on): the function the
+/// entry wraps (`do_writev`, `ksys_write`).
+const SYSCALL_WRAPPED: [&str; 4] = ["__se_sys_", "__sys_", "ksys_", "do_"];
 /// A path is named by its innermost frames of the program's own code, at
 /// most these many.
 const PATH_FRAMES: usize = 4;
@@ -317,12 +324,7 @@ fn own(frames: &[String]) -> Vec<String> {
 /// made in: `futex: tokio::..::wake_by_val ← event_listener::..::notify`;
 /// where it has none, its [`own`].
 fn path(frames: &[String]) -> String {
-    let call = frames.iter().find_map(|f| {
-        let entry = f.strip_suffix("_[k]")?;
-        let name = SYSCALL_ENTRIES.iter().find_map(|p| entry.strip_prefix(p))?;
-        Some(format!("{name}: "))
-    });
-    let call = call.unwrap_or_default();
+    let call = syscall(frames).map_or(String::new(), |name| format!("{name}: "));
     let own = own(frames);
     let mine: Vec<&str> = own
         .iter()
@@ -336,6 +338,28 @@ fn path(frames: &[String]) -> String {
         (true, _) => call + own.last().map_or("", String::as_str),
         (false, _) => call + &mine.join(" ← "),
     }
+}
+
+/// The system call a stack (outermost frame first) was made in: the kernel
+/// function its dispatch called, or, where the walk starts inside it (a
+/// sleep's stack may), the first that names one.
+fn syscall(frames: &[String]) -> Option<&str> {
+    let kernel: Vec<&str> = frames
+        .iter()
+        .filter_map(|f| f.strip_suffix("_[k]"))
+        .collect();
+    let entry = |f: &&str| SYSCALL_ENTRIES.iter().any(|p| f.starts_with(p));
+    let own = (kernel.iter().copied())
+        .skip_while(|f| !SYSCALL_DISPATCH.contains(f))
+        .find(|f| !SYSCALL_DISPATCH.contains(f))
+        .or_else(|| kernel.iter().copied().find(entry))?;
+    let prefixes = SYSCALL_ENTRIES.iter().chain(&SYSCALL_WRAPPED);
+    Some(
+        prefixes
+            .clone()
+            .find_map(|p| own.strip_prefix(p))
+            .unwrap_or(own),
+    )
 }
 
 /// The crate of a [`path`]'s innermost own frame, past the call it names.
@@ -408,8 +432,10 @@ server-0  4242   100.000300:     200000 cpu-clock/period=200000/:
 
     /// `perf script`'s text for a wake-up issued through C's `syscall`
     /// (the frame-pointer walk starts at its caller's caller), a sleep in
-    /// `epoll_wait` whose stack has no frame of the program's own code,
-    /// and a wake-up an interrupt raised, as perf 6.1 prints them.
+    /// `epoll_wait` whose stack has no frame of the program's own code, a
+    /// wake-up by `writev` (its entry inlined into the dispatch, as kernel
+    /// 6.18 builds it), and one an interrupt raised, as perf 6.1 prints
+    /// them.
     const TRACED: &str = "\
 server-0 4242 [000] 100.000100: sched:sched_waking: comm=idle pid=4243 prio=120 target_cpu=001
 \tffffffff813b53c6 try_to_wake_up+0x3b6 ([kernel.kallsyms])
@@ -426,6 +452,14 @@ server-0 4242 [000] 100.000200: sched:sched_switch: prev_comm=server-0 prev_pid=
 \tffffffff81759d8c __x64_sys_epoll_wait+0x1c ([kernel.kallsyms])
 \t          108f36 epoll_wait+0x56 (/usr/lib/x86_64-linux-gnu/libc.so.6)
 \t          24a350 std::sys::backtrace::__rust_begin_short_backtrace::h0123456789abcdef+0x20 (/b/pingpong-mio)
+
+server-0 4242 [000] 100.000250: sched:sched_waking: comm=client-0 pid=5151 prio=120 target_cpu=001
+\tffffffff813b53c6 try_to_wake_up+0x3b6 ([kernel.kallsyms])
+\tffffffff82064420 tcp_sendmsg_locked+0x7f0 ([kernel.kallsyms])
+\tffffffff816db305 do_writev+0xf5 ([kernel.kallsyms])
+\tffffffff8223c951 do_syscall_64+0x71 ([kernel.kallsyms])
+\t           fde9d __GI___writev+0x4d (/usr/lib/x86_64-linux-gnu/libc.so.6)
+\t          24a400 pingpong::server::serve::h0123456789abcdef+0x20 (/b/pingpong-mio)
 
 server-0 4242 [000] 100.000300: sched:sched_waking: comm=rcu_preempt pid=15 prio=120 target_cpu=000
 \tffffffff813b53c6 try_to_wake_up+0x3b6 ([kernel.kallsyms])
@@ -458,6 +492,7 @@ server-0 4242 [000] 100.000300: sched:sched_waking: comm=rcu_preempt pid=15 prio
                     "futex: pingpong::fault::injected_wake ← pingpong::server::serve",
                     1
                 ),
+                ("writev: pingpong::server::serve", 1),
             ])
         );
         // No frame of the program's own: the call and C's wrapper name it.
