@@ -23,7 +23,7 @@ use crate::measure::counters::{Counters, Edge};
 use crate::measure::perf::Perf;
 use crate::measure::usage::{Sample, Sampling};
 use crate::program::Program;
-use crate::remote::{Site, Ssh};
+use crate::remote::{ServerAt, Ssh};
 use crate::repetition::{ClientMeasurement, Job, Measure, Measurement, RepetitionError, Side};
 use crate::results::TcpStats;
 use crate::results::{Cost, Counted};
@@ -34,10 +34,10 @@ const READY_DEADLINE: Duration = Duration::from_secs(10);
 /// Slack on every deadline derived from the options: a loaded machine is slow.
 const MARGIN: Duration = Duration::from_secs(5);
 
-/// Runs each repetition's processes, the server where `site` says; with
+/// Runs each repetition's processes, the server where `server_at` says; with
 /// `counted`, also counts each side's instructions for that many blocks.
 pub struct ProcessPair {
-    site: Site,
+    server_at: ServerAt,
     /// `--client-host`: where the clients run, if not here.
     client_hosts: Vec<Ssh>,
     counted: Option<(u64, Result<Callgrind, String>)>,
@@ -65,9 +65,9 @@ const SAMPLED: &str = "perf counts the system calls, by name";
 const TIMED: &str = "a timed window is not counted: counting slows every system call";
 
 impl ProcessPair {
-    pub fn new(site: Site, client_hosts: Vec<Ssh>, counted: Option<u64>) -> Self {
+    pub fn new(server_at: ServerAt, client_hosts: Vec<Ssh>, counted: Option<u64>) -> Self {
         Self {
-            site,
+            server_at,
             client_hosts,
             counted: counted.map(|blocks| (blocks, Callgrind::find())),
             warm: None,
@@ -184,7 +184,8 @@ struct Server {
 
 impl Measure for ProcessPair {
     fn measure(&mut self, job: &Job) -> Result<Measurement, RepetitionError> {
-        if let Some(unavailable) = unsupported(job, &self.site, !self.client_hosts.is_empty()) {
+        if let Some(unavailable) = unsupported(job, &self.server_at, !self.client_hosts.is_empty())
+        {
             return Err(unavailable);
         }
         self.counting(job.counting);
@@ -223,7 +224,7 @@ impl ProcessPair {
         if let Some(adapter) = [server, client].into_iter().find(|a| a.io_uring) {
             return Err(format!("{}: {UNDER_VALGRIND}", adapter.name));
         }
-        if !matches!(self.site, Site::Local) {
+        if !matches!(self.server_at, ServerAt::Local) {
             return Err("the server runs elsewhere: not counted".into());
         }
         let dir = tempfile::tempdir().map_err(|e| format!("a folder for callgrind: {e}"))?;
@@ -336,7 +337,7 @@ impl ProcessPair {
         Ok([run((1, span))?, run((2, span.doubled()))?])
     }
 
-    /// One pair of processes: the server where the site says, the client
+    /// One pair of processes: the server where `server_at` says, the client
     /// here; what the client measured, and what both spent.
     fn pair(&self, job: &Job, mode: Mode) -> Result<Measurement, RepetitionError> {
         let counting = match (job.counting, mode) {
@@ -357,11 +358,11 @@ impl ProcessPair {
             (true, _) | (_, Mode::Counted { .. }) => Counting::On,
             (false, Mode::Timed) => Counting::Off(TIMED),
         };
-        let mut server = start_server(job, &self.site, mode, counting)?;
+        let mut server = start_server(job, &self.server_at, mode, counting)?;
         // The counters of this host's kernel say nothing of a server or
         // clients on another.
-        let tcp_before = match (&self.site, &self.client_hosts[..]) {
-            (Site::Local | Site::Given(_), []) => TcpStats::read().ok(),
+        let tcp_before = match (&self.server_at, &self.client_hosts[..]) {
+            (ServerAt::Local | ServerAt::Given(_), []) => TcpStats::read().ok(),
             _ => None,
         };
         // Where sock_diag cannot be read, the tables show no queue: it
@@ -509,7 +510,7 @@ fn values<'h>(job: &Job, side: Side, host: &'h str, port: u16) -> external::Valu
 /// Why an external program cannot run this workload (or, with `hosted`
 /// clients, run its client on other hosts), if it cannot; a server started
 /// by hand is what it is.
-fn unsupported(job: &Job, site: &Site, hosted: bool) -> Option<RepetitionError> {
+fn unsupported(job: &Job, server_at: &ServerAt, hosted: bool) -> Option<RepetitionError> {
     let unbuilt = [(Side::Server, job.server), (Side::Client, job.client)]
         .into_iter()
         .find_map(|(side, program)| match program {
@@ -529,8 +530,8 @@ fn unsupported(job: &Job, site: &Site, hosted: bool) -> Option<RepetitionError> 
         (Protocol::Tcp, Some(_)) => Some("it speaks plain TCP only, no TLS".to_string()),
         (other, _) => Some(format!("it speaks TCP pingpong only, no {}", other.label())),
     };
-    let server = match (job.server, site) {
-        (Program::External(e), Site::Local) => e
+    let server = match (job.server, server_at) {
+        (Program::External(e), ServerAt::Local) => e
             .server_unsupported(job.work, job.workload.shape)
             .or_else(|| plain_only.clone())
             .map(|w| (e, w)),
@@ -563,35 +564,35 @@ fn unsupported(job: &Job, site: &Site, hosted: bool) -> Option<RepetitionError> 
 
 fn start_server(
     job: &Job,
-    site: &Site,
+    server_at: &ServerAt,
     mode: Mode,
     counting: Counting,
 ) -> Result<Server, RepetitionError> {
     let cpus = &job.placement.server_cpus;
     let deadline = Instant::now() + mode.ready_deadline();
-    match (site, job.server) {
-        (Site::Given(addr), _) => Ok(Server {
+    match (server_at, job.server) {
+        (ServerAt::Given(addr), _) => Ok(Server {
             process: None,
             pid: None,
             addr: *addr,
             cpus: Vec::new(),
             certificate: None,
         }),
-        (Site::Local, Program::Binary { path, .. }) => {
+        (ServerAt::Local, Program::Binary { path, .. }) => {
             let args = server_args(job, SocketAddr::from(([127, 0, 0, 1], 0)));
             let (program, args) = mode.wrap(Side::Server, path, args);
             let process = Child::spawn("server", &program, &args, cpus, counting)?;
             ready(process, deadline, None)
         }
-        (Site::Ssh(ssh), Program::Binary { path, .. }) => {
+        (ServerAt::Ssh(ssh), Program::Binary { path, .. }) => {
             let args = ssh_server_args(ssh, path, job)?;
             let counting = Counting::Off("the server runs on another host");
             let process = Child::spawn("server", Path::new(&ssh.program), &args, cpus, counting)?;
             ready(process, deadline, Some(ssh.ip))
         }
-        (Site::Local, Program::External(e)) => Ok(external_server(job, e, deadline, counting)?),
+        (ServerAt::Local, Program::External(e)) => Ok(external_server(job, e, deadline, counting)?),
         (_, Program::Unbuilt { reason, .. }) => Err(anyhow!("{reason}").into()),
-        (Site::Ssh(_), Program::External(e)) => Err(anyhow!(
+        (ServerAt::Ssh(_), Program::External(e)) => Err(anyhow!(
             "{} is external: start its server on the other host by hand and use --server",
             e.name
         )

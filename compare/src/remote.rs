@@ -18,7 +18,7 @@ use crate::shell::shell_words;
 pub const SSH_COMMAND: &str = "COMPARE_SSH_COMMAND";
 
 /// Where the server of every repetition runs.
-pub enum Site {
+pub enum ServerAt {
     /// Here, started and stopped by each repetition.
     Local,
     /// On another host, started and stopped over ssh by each repetition.
@@ -64,9 +64,9 @@ pub fn record(
 /// Where the servers of a run go, checked: a given server must accept a
 /// connection now; an ssh host must answer, and is described. Without
 /// --remote-bin-dir, the binaries lie in `local_bins` there as here.
-pub fn site(remote: Option<&Remote>, local_bins: &Path) -> Result<(Site, Option<Host>)> {
+pub fn server_at(remote: Option<&Remote>, local_bins: &Path) -> Result<(ServerAt, Option<Host>)> {
     match remote {
-        None => Ok((Site::Local, None)),
+        None => Ok((ServerAt::Local, None)),
         Some(Remote::Given { address }) => {
             let addr = resolve(address)?;
             TcpStream::connect_timeout(&addr, Duration::from_secs(5)).with_context(|| {
@@ -75,7 +75,7 @@ pub fn site(remote: Option<&Remote>, local_bins: &Path) -> Result<(Site, Option<
                      server there first (pingpong-<name> server --bind ADDR --threads N --block B)"
                 )
             })?;
-            Ok((Site::Given(addr), None))
+            Ok((ServerAt::Given(addr), None))
         }
         Some(Remote::Ssh { url, bin_dir }) => {
             let bin_dir = bin_dir
@@ -83,7 +83,7 @@ pub fn site(remote: Option<&Remote>, local_bins: &Path) -> Result<(Site, Option<
                 .map_or(local_bins.to_path_buf(), PathBuf::from);
             let ssh = Ssh::parse("--remote", url, bin_dir)?;
             let host = ssh.describe()?;
-            Ok((Site::Ssh(ssh), Some(host)))
+            Ok((ServerAt::Ssh(ssh), Some(host)))
         }
     }
 }

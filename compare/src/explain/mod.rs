@@ -28,7 +28,7 @@ use crate::pair::{ProcessPair, Profile, Span};
 use crate::placement::{self, Pin, Placement};
 use crate::plan::Plan;
 use crate::program::{Program, Programs};
-use crate::remote::Site;
+use crate::remote::ServerAt;
 use crate::repetition::{Job, Side};
 use crate::results::key::CellKey;
 use crate::results::registry::Figure;
@@ -329,7 +329,7 @@ pub fn explain(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<
         pin: Plan::of(&baseline.config)?.pin,
         cpus,
         prices,
-        pair: ProcessPair::new(Site::Local, Vec::new(), None),
+        pair: ProcessPair::new(ServerAt::Local, Vec::new(), None),
         programmed,
         configs: [&runs[0].config, &runs[1].config],
     };

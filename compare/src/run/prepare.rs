@@ -18,7 +18,7 @@ use crate::pair::ProcessPair;
 use crate::placement::{self, Placement};
 use crate::plan::Plan;
 use crate::program::{Program, Programs};
-use crate::remote::{self, Site};
+use crate::remote::{self, ServerAt};
 use crate::results::Results;
 use crate::revision;
 use crate::versions;
@@ -78,11 +78,11 @@ pub fn prepare(plan: &Plan, results: &mut Results, out: &Path, build: &Build) ->
         })
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    let (site, server_host) = remote::site(config.remote.as_ref(), &local_bins)?;
+    let (server_at, server_host) = remote::server_at(config.remote.as_ref(), &local_bins)?;
     let client_hosts =
         remote::client_hosts(&config.client_hosts, config.remote.as_ref(), &local_bins)?;
     let mut notes = Vec::new();
-    if let Site::Given(addr) = site {
+    if let ServerAt::Given(addr) = server_at {
         notes.push(format!(
             "note: the server at {addr} was started by hand: its threads, block, window and work are \
              what it was started with"
@@ -93,8 +93,8 @@ pub fn prepare(plan: &Plan, results: &mut Results, out: &Path, build: &Build) ->
         .loads
         .iter()
         .map(|l| {
-            let placement = match site {
-                Site::Local => plan.pin.place(&cpus, l.threads, l.client_threads()),
+            let placement = match server_at {
+                ServerAt::Local => plan.pin.place(&cpus, l.threads, l.client_threads()),
                 _ => plan.pin.place_client(&cpus, l.client_threads()),
             };
             (*l, placement)
@@ -139,7 +139,7 @@ pub fn prepare(plan: &Plan, results: &mut Results, out: &Path, build: &Build) ->
     Ok(Prepared {
         programs,
         placements,
-        pair: ProcessPair::new(site, client_hosts, results.config.counted_blocks),
+        pair: ProcessPair::new(server_at, client_hosts, results.config.counted_blocks),
         counting,
         notes,
     })
