@@ -647,60 +647,39 @@ fn confidence(s: &str) -> Result<f64, String> {
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
+    use clap::{CommandFactory, Parser};
     use proptest::prelude::*;
 
     use super::Cli;
 
-    /// Words a user might type, valid and not, so that parsing gets past
-    /// the first unknown word.
-    fn word() -> impl Strategy<Value = String> {
-        prop_oneof![
-            prop::sample::select(vec![
-                "run",
-                "report",
-                "check",
-                "list",
-                "--runtimes",
-                "--client",
-                "--external",
-                "--server",
-                "--remote",
-                "--client-host",
-                "--connections",
-                "--threads",
-                "--client-threads",
-                "--client-cpus",
-                "--block",
-                "--seconds",
-                "--warmup",
-                "--repeat",
-                "--precision",
-                "--max-repeat",
-                "--budget",
-                "--noisy",
-                "--pin",
-                "--no-latency",
-                "--counted",
-                "--arrival",
-                "--churn",
-                "--tls",
-                "--no-handshakes",
-                "--handshakes",
-                "--rates",
-                "--rate",
-                "--p99-bound",
-                "--out",
-                "--resume",
-                "--quiet",
-                "--bin-dir",
-                "--format",
-                "--reference",
-                "--baseline",
-                "--candidate",
-                "--threshold",
-                "--counted-threshold",
-                "--confidence",
+    #[test]
+    fn the_command_line_is_declared_consistently() {
+        // clap's own checks: every conflict, requirement and group names an
+        // argument that exists, no two share a name or a short flag.
+        Cli::command().debug_assert();
+    }
+
+    /// Every subcommand, every flag and every value clap lists for them, as
+    /// `Cli::command()` declares them (a new flag is generated without
+    /// being named here), and values a user might type, valid and not.
+    fn words() -> Vec<String> {
+        let mut words = Vec::new();
+        let mut commands = vec![Cli::command()];
+        while let Some(command) = commands.pop() {
+            for sub in command.get_subcommands() {
+                words.push(sub.get_name().to_string());
+                commands.push(sub.clone());
+            }
+            for arg in command.get_arguments() {
+                let longs = arg.get_long_and_visible_aliases().unwrap_or_default();
+                words.extend(longs.into_iter().map(|l| format!("--{l}")));
+                words.extend(arg.get_short().map(|s| format!("-{s}")));
+                let values = arg.get_possible_values();
+                words.extend(values.iter().map(|v| v.get_name().to_string()));
+            }
+        }
+        words.extend(
+            [
                 "tokio",
                 "mio@1.0.0",
                 "0",
@@ -715,13 +694,38 @@ mod tests {
                 "0-1/2",
                 "3-1/0",
                 "markdown,svg",
-                "bmf",
                 "67108865",
                 "",
-            ])
-            .prop_map(String::from),
-            ".{0,12}",
-        ]
+            ]
+            .map(String::from),
+        );
+        words.sort();
+        words.dedup();
+        words
+    }
+
+    #[test]
+    fn every_flag_and_subcommand_is_among_the_words() {
+        let words = words();
+        for expected in [
+            "explain",
+            "bisect",
+            "history",
+            "site",
+            "--counted",
+            "--sample-seconds",
+        ] {
+            assert!(
+                words.iter().any(|w| w == expected),
+                "{expected} missing: {words:?}"
+            );
+        }
+    }
+
+    /// Words a user might type, so that parsing gets past the first
+    /// unknown word.
+    fn word() -> impl Strategy<Value = String> {
+        prop_oneof![prop::sample::select(words()), ".{0,12}"]
     }
 
     proptest! {
