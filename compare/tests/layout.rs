@@ -618,6 +618,27 @@ fn no_layer_of_compare_uses_one_above_it() {
 }
 
 #[test]
+fn every_report_has_its_story_and_a_row_in_the_index() {
+    let reports = workspace().join("reports");
+    let index = fs::read_to_string(reports.join("README.md")).unwrap();
+    let mut missing = Vec::new();
+    for entry in fs::read_dir(&reports).unwrap() {
+        let path = entry.unwrap().path();
+        if !path.is_dir() {
+            continue;
+        }
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !path.join("README.md").is_file() {
+            missing.push(format!("{name}: no README.md"));
+        }
+        if !index.contains(&format!("]({name}/)")) {
+            missing.push(format!("{name}: no row in reports/README.md"));
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+}
+
+#[test]
 fn the_committed_reports_stay_light() {
     // Every clone carries them: no file over 5 MB (a bigger results file is
     // kept in parts) and reports/ under 30 MB. Only what git tracks counts:
