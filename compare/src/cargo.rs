@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -10,6 +11,7 @@ use cargo_metadata::Message;
 use cargo_metadata::diagnostic::DiagnosticLevel;
 
 use crate::adapters::Adapter;
+use crate::groups::Group;
 
 /// Why a build failed: cargo could not resolve the dependencies, or the
 /// code did not compile (with the compiler's first error).
@@ -104,7 +106,10 @@ pub fn build(
         cmd.args(["-p", &b.package, "--bin", &b.name]);
     }
     let failed = |e: std::io::Error| BuildError::Cargo(format!("running cargo: {e}"));
+    // A group of its own, cargo and its compilers, killed whole on a stop.
+    cmd.process_group(0);
     let mut child = cmd.spawn().map_err(failed)?;
+    let _group = Group::led_by(&child);
     let stderr = child.stderr.take().expect("piped");
     // Cargo's progress goes on to the user; its errors are kept for the message.
     let stderr = std::thread::spawn(move || {

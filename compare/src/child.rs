@@ -1,14 +1,13 @@
 //! A child process as a repetition needs one: in its own process group,
 //! pinned to CPUs, its stdout read line by line, every wait bounded by a
 //! deadline, and killed with its whole group when dropped (or, on Ctrl-C,
-//! with every other child at once).
+//! with every other group of ours at once: [`crate::groups`]).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::iter;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{self, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::Mutex;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -19,6 +18,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use wait_timeout::ChildExt;
 
+use crate::groups::Group;
 use crate::measure::counters::{Counters, Edge};
 use crate::results::Cost;
 
@@ -31,17 +31,6 @@ const LAST_LINES: Duration = Duration::from_secs(1);
 /// How much of a failed process's stderr an error quotes.
 const STDERR_TAIL: usize = 2000;
 
-/// The process groups of the children alive now, for [`kill_all`].
-static LIVE: Mutex<Vec<i32>> = Mutex::new(Vec::new());
-
-/// Kills every child process group still alive (on Ctrl-C or SIGTERM):
-/// the repetitions in flight fail at once, and nothing outlives the run.
-pub fn kill_all() {
-    for &group in LIVE.lock().unwrap_or_else(|e| e.into_inner()).iter() {
-        let _ = killpg(Pid::from_raw(group), Signal::SIGKILL);
-    }
-}
-
 /// A child process in its own process group, killed with its group when dropped.
 pub struct Child {
     /// What it is to the run ("server", "client"), for messages.
@@ -52,6 +41,9 @@ pub struct Child {
     stderr: Option<JoinHandle<String>>,
     /// The kernel's counts of it and its threads, or why there are none.
     counters: Result<Counted, String>,
+    /// Its group, killed with the others on a stop until it is dropped
+    /// (after the child is, killed and reaped).
+    _group: Group,
 }
 
 /// Counters that the process inherited from the thread that spawned it,
@@ -97,9 +89,7 @@ impl Child {
             Counting::Off(why) => (cmd.spawn(), Err(why.to_string())),
         };
         let mut child = child.with_context(|| format!("starting {}", program.display()))?;
-        LIVE.lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(child.id() as i32);
+        let group = Group::led_by(&child);
         let stdout = child.stdout.take().expect("piped");
         let stderr = child.stderr.take().expect("piped");
         let (tx, lines) = mpsc::channel();
@@ -122,6 +112,7 @@ impl Child {
             lines,
             stderr: Some(stderr),
             counters,
+            _group: group,
         })
     }
 
@@ -271,9 +262,6 @@ impl Drop for Child {
         // runtime may have left helper processes behind.
         let _ = killpg(Pid::from_raw(group), Signal::SIGKILL);
         let _ = self.child.wait();
-        LIVE.lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .retain(|&g| g != group);
     }
 }
 

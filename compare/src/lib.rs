@@ -10,7 +10,8 @@
 //!   the loop asks of a [`repetition::Measure`]; real: [`pair`], over
 //!   [`child`], with [`client_hosts`] where clients run elsewhere), [`progress`];
 //! - the programs and the machine: [`binaries`], [`cargo`], [`versions`],
-//!   [`releases`], [`upkeep`], [`environment`];
+//!   [`releases`], [`upkeep`], [`environment`], and our processes'
+//!   [`groups`], killed together on a stop;
 //! - the instruments ([`measure`]) and where servers run ([`remote`]);
 //! - the results, as data: [`results`] (the schema; its figures and its
 //!   file);
@@ -30,6 +31,7 @@ pub mod defaults;
 pub mod environment;
 pub mod explain;
 pub mod external;
+pub mod groups;
 pub mod history;
 pub mod implementation;
 pub mod list;

@@ -5,10 +5,17 @@ use std::process::ExitCode;
 use clap::Parser;
 use compare::cli::{Cli, Command, HistoryCommand};
 use compare::history::History;
-use compare::{bisect, check, explain, history, list, options, report, run, site};
+use compare::{bisect, check, explain, groups, history, list, options, report, run, site};
 
 fn main() -> ExitCode {
-    let outcome = match Cli::parse().command {
+    let cli = Cli::parse();
+    // Ctrl-C and SIGTERM kill every process group of ours (servers,
+    // clients, a build's cargo) before compare goes: a run saves first.
+    if let Err(e) = groups::stop_on_signals() {
+        eprintln!("compare: {e:#}");
+        return ExitCode::from(2);
+    }
+    let outcome = match cli.command {
         Command::List { figures: true, .. } => {
             print!("{}", list::figures());
             Ok(0)

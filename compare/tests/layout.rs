@@ -562,6 +562,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "releases",
             "upkeep",
             "environment",
+            "groups",
         ],
     ),
     (

@@ -4,30 +4,27 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
-use crate::child;
+use crate::groups;
 
 /// Whether the run was told to stop.
 #[derive(Clone, Default)]
 pub struct Interrupt(Arc<AtomicBool>);
 
 impl Interrupt {
-    /// Raised by Ctrl-C or SIGTERM, which also kill every child process:
-    /// nothing outlives the run. The handler is installed once per process;
+    /// Raised by Ctrl-C or SIGTERM, which also kill every group of ours
+    /// ([`groups`]): nothing outlives the run. Told once per process;
     /// every run of it (bisect's steps) shares it.
     pub fn install() -> Result<Self> {
         static INSTALLED: OnceLock<Interrupt> = OnceLock::new();
         if let Some(interrupt) = INSTALLED.get() {
             return Ok(interrupt.clone());
         }
+        groups::stop_on_signals()?;
         let interrupt = Self::default();
         let raised = interrupt.clone();
-        ctrlc::set_handler(move || {
-            raised.raise();
-            child::kill_all();
-        })
-        .context("installing the Ctrl-C handler")?;
+        groups::listen(move || raised.raise());
         Ok(INSTALLED.get_or_init(|| interrupt).clone())
     }
 

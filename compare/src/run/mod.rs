@@ -51,7 +51,14 @@ pub fn run(options: Options) -> Result<Outcome> {
         bin_dir: options.bin_dir.as_deref(),
         profile: &options.profile,
     };
-    let mut prepared = prepare::prepare(&plan, &mut results, &out, &build)?;
+    let mut prepared = match prepare::prepare(&plan, &mut results, &out, &build) {
+        // The build's cargo, killed with every group of ours, failed it.
+        Err(_) if interrupt.raised() => {
+            eprintln!("interrupted while preparing the run (its builds): nothing was measured");
+            return Ok(Outcome::Interrupted);
+        }
+        prepared => prepared?,
+    };
 
     let path = crate::results::file::in_folder(&out);
     let cost_runs: usize = results.cells.iter().map(|c| c.cost_runs.len()).sum();

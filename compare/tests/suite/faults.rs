@@ -1,7 +1,7 @@
 //! Faults on purpose (`PINGPONG_FAULT`, the runtime binaries' hidden test
 //! mode): each costs the faulty cell only, is named in its error, and leaves
 //! no process behind; Ctrl-C and SIGTERM stop a run with what it measured
-//! saved and nothing left running.
+//! saved and nothing left running, while it builds too.
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -163,6 +163,56 @@ fn child_groups(parent: u32) -> Vec<i32> {
         .filter(|p| p.parent == parent && p.group == p.pid)
         .map(|p| p.group)
         .collect()
+}
+
+#[test]
+fn sigterm_while_building_stops_the_build_and_the_run() {
+    // A target folder of its own: the build starts from nothing, and is
+    // still compiling when the signal comes.
+    let target = out_dir("signal-build-target");
+    let out = out_dir("signal-build");
+    let mark = "signal-build";
+    let mut child = common::command()
+        .args(["run", "--runtimes", "mio", "--connections", "1"])
+        .args(["--seconds", "0.1", "--warmup", "0", "--repeat", "1"])
+        .args(["--no-cost", "--quiet", "--out", out.to_str().unwrap()])
+        .env("CARGO_TARGET_DIR", &target)
+        .env(MARK, mark)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    // Under way: a crate compiled (its fingerprint written) and a
+    // compiler running.
+    let compiled = |target: &std::path::Path| {
+        std::fs::read_dir(target.join("debug/.fingerprint")).is_ok_and(|mut d| d.next().is_some())
+    };
+    while !(compiled(&target) && left_marked(mark).iter().any(|p| p.ends_with("/rustc"))) {
+        assert!(child.try_wait().unwrap().is_none(), "compare ended first");
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "no compiler started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted while preparing"), "{stderr}");
+    // cargo and its compilers went with it (a killed process may take a
+    // moment to leave the process table).
+    let start = Instant::now();
+    while !left_marked(mark).is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "left running: {:?}",
+            left_marked(mark)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = std::fs::remove_dir_all(&target);
 }
 
 #[test]
