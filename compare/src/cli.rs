@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgGroup, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use pingpong::client::Arrival;
 use pingpong::protocol::MAX_IN_FLIGHT;
 use pingpong::protocol::Protocol;
@@ -16,6 +16,37 @@ use crate::named::Named;
 use crate::placement::Pin;
 use crate::results::registry::Figure;
 use crate::{check, defaults, matrix, preset, report};
+
+/// The command line as compare parses it: [`Cli`]'s, with `run`'s
+/// `--resume` refused beside every option a run records and `--preset`
+/// beside every option it sets. The conflicts come from the groups
+/// `recorded` and `set_by_preset`, so a new option joins them by its group
+/// alone; they are set one by one, so that clap names the option given.
+pub fn command() -> clap::Command {
+    // A built copy has each argument in its groups; the command parsed is
+    // changed before it is built.
+    let mut built = Cli::command();
+    built.build();
+    let run = built.find_subcommand("run").expect("run is a subcommand");
+    let members = |group: &str| -> Vec<clap::Id> {
+        let group = run.get_groups().find(|g| g.get_id() == group);
+        group.map_or(Vec::new(), |g| g.get_args().cloned().collect())
+    };
+    let (recorded, set) = (members("recorded"), members("set_by_preset"));
+    Cli::command().mut_subcommand("run", |run| {
+        run.mut_arg("resume", |a| a.conflicts_with_all(recorded))
+            .mut_arg("preset", |a| a.conflicts_with_all(set))
+    })
+}
+
+/// `words` (the program's name first) parsed as [`command`] says.
+pub fn parse_from<I, T>(words: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    Cli::from_arg_matches(&command().try_get_matches_from(words)?)
+}
 
 #[derive(Debug, Parser)]
 #[command(
@@ -342,54 +373,76 @@ pub struct ReportArgs {
     pub reference: Option<String>,
 }
 
+/// The options a run records: `--resume` continues with the run's own and
+/// takes none of them. A preset sets those of `set_by_preset` (the layout
+/// of its cells and their timing). The window's timing is flattened in, so
+/// its two join the groups here.
 #[derive(Debug, Args)]
+#[command(group(ArgGroup::new("recorded").multiple(true).args(["seconds", "warmup"])))]
+#[command(group(ArgGroup::new("set_by_preset").multiple(true).args(["seconds", "warmup"])))]
 pub struct RunArgs {
     /// Implementations to compare (comma-separated); default: all. A
     /// configuration sets its runtime's knobs: 'tokio{event_interval=1}'
     /// (quote it: the shell expands braces).
-    #[arg(long)]
+    #[arg(group = "recorded", long)]
     pub runtimes: Vec<String>,
     /// With a range of releases in --runtimes (NAME@A..B): keep the
     /// pre-releases in it too.
-    #[arg(long)]
+    #[arg(group = "recorded", long)]
     pub pre_releases: bool,
     /// With a range of commits in --runtimes (NAME@git:URL#A..B): every
     /// Nth first-parent commit from A, B always among them.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(group = "recorded", long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     pub step: u64,
     /// Use this implementation's client against every server (default: each its own).
-    #[arg(long)]
+    #[arg(group = "recorded", long)]
     pub client: Option<String>,
     /// An implementation outside this repository, named in --runtimes or
     /// --client: NAME=FILE, a TOML file of its server and client command
     /// lines (examples in compare/external/). Repeatable.
-    #[arg(long, value_name = "NAME=FILE")]
+    #[arg(group = "recorded", long, value_name = "NAME=FILE")]
     pub external: Vec<String>,
     /// Measure against a server already running at HOST:PORT, started by
     /// hand (pingpong-<name> server --bind ADDR ...); --runtimes names it.
-    #[arg(long, value_name = "HOST:PORT", conflicts_with = "remote")]
+    #[arg(
+        group = "recorded",
+        group = "set_by_preset",
+        long,
+        value_name = "HOST:PORT",
+        conflicts_with = "remote"
+    )]
     pub server: Option<String>,
     /// Start every server on this host over ssh, bound to its address:
     /// ssh://[USER@]HOST[:PORT]. $COMPARE_SSH_COMMAND replaces `ssh`.
-    #[arg(long, value_name = "ssh://HOST")]
+    #[arg(
+        group = "recorded",
+        group = "set_by_preset",
+        long,
+        value_name = "ssh://HOST"
+    )]
     pub remote: Option<String>,
     /// Where the pingpong-<name> binaries lie on the --remote host
     /// (default: the same folder as here).
-    #[arg(long, requires = "remote")]
+    #[arg(group = "recorded", long, requires = "remote")]
     pub remote_bin_dir: Option<PathBuf>,
     /// Start the clients on this host over ssh (ssh://[USER@]HOST[:PORT];
     /// repeatable): the connections split among the hosts, all started by
     /// one signal, their throughput summed and round trips merged. The
     /// server must be on a host they reach (--remote or --server); their
     /// binaries lie where the --remote host's do.
-    #[arg(long = "client-host", value_name = "ssh://HOST")]
+    #[arg(
+        group = "recorded",
+        group = "set_by_preset",
+        long = "client-host",
+        value_name = "ssh://HOST"
+    )]
     pub client_hosts: Vec<String>,
     /// The loads where neither --connections nor --threads names them:
     /// quick (the muduo article's matrix less its 10,000-connection load,
     /// which a 2-core machine cannot also repeat to the default precision
     /// within 15 minutes, and less the thread counts over this machine's
     /// CPUs where the server runs here) or muduo (the article's whole matrix).
-    #[arg(long, default_value = "quick", value_parser = one_of::<matrix::Matrix>(), conflicts_with_all = ["connections", "threads"])]
+    #[arg(group = "recorded", group = "set_by_preset", long, default_value = "quick", value_parser = one_of::<matrix::Matrix>(), conflicts_with_all = ["connections", "threads"])]
     pub matrix: matrix::Matrix,
     /// A matrix and method by name: loopback-bench (the C++ library's
     /// loopback benchmark: blocks of 64, 1,024 and 16,384 bytes; 1
@@ -400,42 +453,38 @@ pub struct RunArgs {
     /// shapes, each in the closed loop and in the open loop at 10% and 30%
     /// of the first implementation's capacity; 0.2 s of warm-up, 0.5 s
     /// windows, 6 runs and 6 cost runs a cell).
-    #[arg(long, value_parser = one_of::<preset::Preset>(), conflicts_with_all = [
-        "matrix", "connections", "threads", "client_threads", "block", "window", "protocol",
-        "shapes", "tls", "seconds", "warmup", "rates", "cost_runs", "churn", "server", "remote",
-        "client_hosts"
-    ])]
+    #[arg(group = "recorded", long, value_parser = one_of::<preset::Preset>())]
     pub preset: Option<preset::Preset>,
     /// Connection counts; with --threads, the matrix is their cross product
     /// (alone: 1 thread). Default: --matrix.
-    #[arg(long, value_delimiter = ',', allow_negative_numbers = true, value_parser = count(u32::MAX as i64))]
+    #[arg(group = "recorded", group = "set_by_preset", long, value_delimiter = ',', allow_negative_numbers = true, value_parser = count(u32::MAX as i64))]
     pub connections: Vec<usize>,
     /// Thread counts, the same on both sides (alone: at 100 and 1000 connections).
-    #[arg(long, value_delimiter = ',', allow_negative_numbers = true, value_parser = count(1024))]
+    #[arg(group = "recorded", group = "set_by_preset", long, value_delimiter = ',', allow_negative_numbers = true, value_parser = count(1024))]
     pub threads: Vec<usize>,
     /// The client's thread counts, apart from the server's: a list runs
     /// each at every load (default: as many as the server's --threads).
     /// The open loop's generator and the handshake scenario's clients too.
-    #[arg(long, value_delimiter = ',', allow_negative_numbers = true, value_parser = count(1024))]
+    #[arg(group = "recorded", group = "set_by_preset", long, value_delimiter = ',', allow_negative_numbers = true, value_parser = count(1024))]
     pub client_threads: Vec<usize>,
     /// Bytes per block (a list runs each size at every load).
-    #[arg(long, value_delimiter = ',', default_values_t = [defaults::BLOCK], allow_negative_numbers = true, value_parser = count(MAX_IN_FLIGHT as i64))]
+    #[arg(group = "recorded", group = "set_by_preset", long, value_delimiter = ',', default_values_t = [defaults::BLOCK], allow_negative_numbers = true, value_parser = count(MAX_IN_FLIGHT as i64))]
     pub block: Vec<usize>,
     /// Blocks in flight per connection (pipelining; 1 in muduo's pingpong).
     /// Each window runs with each block size.
-    #[arg(long, value_delimiter = ',', default_values_t = [defaults::WINDOW], allow_negative_numbers = true, value_parser = count(1024))]
+    #[arg(group = "recorded", group = "set_by_preset", long, value_delimiter = ',', default_values_t = [defaults::WINDOW], allow_negative_numbers = true, value_parser = count(1024))]
     pub window: Vec<usize>,
     /// Units of deterministic CPU work the server does per block echoed
     /// (one unit: one round of splitmix64), in the task the shape hands
     /// the block to.
-    #[arg(long, default_value_t = 0)]
+    #[arg(group = "recorded", long, default_value_t = 0)]
     pub work: u64,
     /// What carries the pingpong (a list runs each at every load): tcp
     /// (a stream per connection), udp (a connected UDP socket per
     /// connection, one datagram of --block bytes in flight, at most
     /// 65,507). UDP runs the closed-loop echo at window 1 alone: no TLS
     /// twin, churn, open loop or other shape.
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Protocol::Tcp])]
+    #[arg(group = "recorded", group = "set_by_preset", long, value_enum, value_delimiter = ',', default_values_t = [Protocol::Tcp])]
     pub protocol: Vec<Protocol>,
     /// Server shapes (a list runs each at every load): echo (the task that
     /// reads a block writes it back), split (the connection's reading and
@@ -446,30 +495,30 @@ pub struct RunArgs {
     /// select (a thread's connections driven by one future, no task each),
     /// shared (each block counted under one async mutex). The bytes on the
     /// wire are the same in each.
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Shape::Echo])]
+    #[arg(group = "recorded", group = "set_by_preset", long, value_enum, value_delimiter = ',', default_values_t = [Shape::Echo])]
     pub shapes: Vec<Shape>,
     #[command(flatten)]
     pub timing: Timing,
     /// Repetitions of each cell, exactly (3 by default with --precision off);
     /// the cell's figure is their median. With --precision, the fewest (6
     /// by default: the fewest with a 95% interval).
-    #[arg(long, allow_negative_numbers = true, value_parser = count(1000))]
+    #[arg(group = "recorded", long, allow_negative_numbers = true, value_parser = count(1000))]
     pub repeat: Option<usize>,
     /// Repeat cells, in further interleaved rounds, until the 95% interval
     /// of each one's median MiB/s is within this percentage of the median
     /// (six runs at least), up to --max-repeat and --budget; "off" for a
     /// fixed number of repetitions. The default unless --repeat is given.
-    #[arg(long, value_name = "PCT|off", value_parser = precision)]
+    #[arg(group = "recorded", long, value_name = "PCT|off", value_parser = precision)]
     pub precision: Option<Precision>,
     /// When our client's connections start their pingpong: once every one
     /// is up (gated), or each as soon as it is connected (immediate), as
     /// independent clients do, so that the server accepts while it serves.
-    #[arg(long, value_enum, default_value_t = Arrival::Gated)]
+    #[arg(group = "recorded", long, value_enum, default_value_t = Arrival::Gated)]
     pub arrival: Arrival,
     /// Blocks each connection round-trips before it closes and another
     /// opens in its place (short-lived connections, as HTTP/1.0 clients
     /// make them): connections per second beside round trips per second.
-    #[arg(long, value_name = "BLOCKS", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(group = "recorded", group = "set_by_preset", long, value_name = "BLOCKS", value_parser = clap::value_parser!(u64).range(1..))]
     pub churn: Option<u64>,
     /// Open loop (wrk2's model): blocks a second over all connections, sent
     /// on a schedule whatever comes back, each round trip timed from when
@@ -479,6 +528,8 @@ pub struct RunArgs {
     /// load, which then runs too, first. The generator (pingpong-generator)
     /// is the client for every server, and mio's the closed loop's.
     #[arg(
+        group = "recorded",
+        group = "set_by_preset",
         long,
         visible_alias = "rate",
         value_name = "BLOCKS_PER_S|PERCENT%",
@@ -490,58 +541,63 @@ pub struct RunArgs {
     /// for every implementation), interleaved with its plain twin; and the
     /// handshake scenario: a new connection after every block, over plain
     /// TCP, inside TLS, and inside TLS with session resumption.
-    #[arg(long, conflicts_with_all = ["rates", "server"])]
+    #[arg(group = "recorded", group = "set_by_preset", long, conflicts_with_all = ["rates", "server"])]
     pub tls: bool,
     /// With --tls: the steady state alone, no handshake scenario.
-    #[arg(long, requires = "tls", conflicts_with = "handshakes")]
+    #[arg(
+        group = "recorded",
+        long,
+        requires = "tls",
+        conflicts_with = "handshakes"
+    )]
     pub no_handshakes: bool,
     /// With --tls: the handshake scenario at the loads with these
     /// connection counts only (default: every load of the run).
-    #[arg(long, requires = "tls", value_name = "CONNECTIONS", value_delimiter = ',', allow_negative_numbers = true, value_parser = count(100_000))]
+    #[arg(group = "recorded", long, requires = "tls", value_name = "CONNECTIONS", value_delimiter = ',', allow_negative_numbers = true, value_parser = count(100_000))]
     pub handshakes: Vec<usize>,
     /// With --rates: the p99 round trip, in milliseconds, under which a
     /// sustained rate counts for the knee table (the highest rate each
     /// implementation sustains with p99 under it).
-    #[arg(long, value_name = "MS", default_value_t = defaults::P99_BOUND_MS, value_parser = positive_ms)]
+    #[arg(group = "recorded", long, value_name = "MS", default_value_t = defaults::P99_BOUND_MS, value_parser = positive_ms)]
     pub p99_bound: f64,
     /// The most repetitions a cell gets in pursuit of --precision.
-    #[arg(long, allow_negative_numbers = true, value_parser = count(1000))]
+    #[arg(group = "recorded", long, allow_negative_numbers = true, value_parser = count(1000))]
     pub max_repeat: Option<usize>,
     /// Minutes the repetitions beyond the first --repeat rounds may take in
     /// all; cells still short of --precision then are named at the end.
-    #[arg(long, value_name = "MINUTES", allow_negative_numbers = true, value_parser = minutes)]
+    #[arg(group = "recorded", long, value_name = "MINUTES", allow_negative_numbers = true, value_parser = minutes)]
     pub budget: Option<f64>,
     /// Mark a cell noisy when its max MiB/s exceeds its min by more than this percentage.
-    #[arg(long, default_value_t = defaults::NOISY_PERCENT, value_parser = percent)]
+    #[arg(group = "recorded", long, default_value_t = defaults::NOISY_PERCENT, value_parser = percent)]
     pub noisy: f64,
     /// CPU placement: auto (disjoint sets, one CPU per thread where there are
     /// enough), none, or SERVER_CPUS/CLIENT_CPUS such as 0-3/4-7.
-    #[arg(long, default_value = defaults::PIN)]
+    #[arg(group = "recorded", long, default_value = defaults::PIN)]
     pub pin: Pin,
     /// The client's CPUs, such as 8-15; the server's come from the others,
     /// one per thread (the same as --pin auto/8-15).
-    #[arg(long, value_name = "CPUS", conflicts_with = "pin", value_parser = client_cpus)]
+    #[arg(group = "recorded", long, value_name = "CPUS", conflicts_with = "pin", value_parser = client_cpus)]
     pub client_cpus: Option<Pin>,
     /// Do not record round-trip times.
-    #[arg(long)]
+    #[arg(group = "recorded", long)]
     pub no_latency: bool,
     /// No cost run per cell (the kernel counting each process's system
     /// calls): a quicker run, whose cost columns say why they are absent.
-    #[arg(long)]
+    #[arg(group = "recorded", long)]
     pub no_cost: bool,
     /// Cost runs per cell, after its timed runs, the cells of a group
     /// interleaved round by round as theirs are: six or more give the
     /// system calls per block an interval that `compare check` judges.
-    #[arg(long, default_value_t = 1, conflicts_with = "no_cost", value_parser = count(1000))]
+    #[arg(group = "recorded", group = "set_by_preset", long, default_value_t = 1, conflicts_with = "no_cost", value_parser = count(1000))]
     pub cost_runs: usize,
     /// Also count, in every repetition, each side's user-space instructions
     /// per block under valgrind's callgrind (BLOCKS blocks per connection,
     /// then twice as many) and its system calls per block: figures that
     /// hold still where seconds do not, for `compare check`.
-    #[arg(long, value_name = "BLOCKS", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(group = "recorded", long, value_name = "BLOCKS", value_parser = clap::value_parser!(u64).range(1..))]
     pub counted: Option<u64>,
     /// Folder for results.json (default: results/<UTC timestamp>).
-    #[arg(long)]
+    #[arg(group = "recorded", long)]
     pub out: Option<PathBuf>,
     /// The history the finished run is appended to, or none (default:
     /// history.sqlite beside the run's folder, results/history.sqlite for
@@ -552,13 +608,7 @@ pub struct RunArgs {
     pub history: Option<PathBuf>,
     /// Continue the interrupted run in this folder with its own options,
     /// skipping the runs its results.json already holds.
-    #[arg(long, conflicts_with_all = [
-        "runtimes", "client", "external", "server", "remote", "remote_bin_dir", "client_hosts", "matrix", "connections",
-        "threads", "client_threads", "client_cpus", "block", "window", "work", "protocol", "shapes", "seconds", "warmup", "repeat", "precision",
-        "max_repeat", "budget", "noisy", "pin", "no_latency", "no_cost", "cost_runs", "counted", "out", "preset",
-        "arrival", "churn", "rates", "p99_bound", "pre_releases", "step", "tls", "no_handshakes",
-        "handshakes",
-    ])]
+    #[arg(long)]
     pub resume: Option<PathBuf>,
     /// Plain progress lines instead of a progress bar.
     #[arg(long, short)]
@@ -647,16 +697,73 @@ fn confidence(s: &str) -> Result<f64, String> {
 
 #[cfg(test)]
 mod tests {
-    use clap::{CommandFactory, Parser};
     use proptest::prelude::*;
 
-    use super::Cli;
+    use super::{command, parse_from};
 
     #[test]
     fn the_command_line_is_declared_consistently() {
         // clap's own checks: every conflict, requirement and group names an
         // argument that exists, no two share a name or a short flag.
-        Cli::command().debug_assert();
+        command().debug_assert();
+    }
+
+    #[test]
+    fn resume_and_preset_conflict_with_every_option_they_set() {
+        // A new option of `run` is recorded (and so refused beside
+        // --resume) unless it is one of these, which a resumed run may
+        // take: where its history goes, how it shows progress, which
+        // binaries it runs.
+        const BESIDE_RESUME: [&str; 6] =
+            ["history", "resume", "quiet", "bin_dir", "profile", "help"];
+        let mut cli = command();
+        cli.build();
+        let run = cli.find_subcommand("run").unwrap();
+        let members = |group: &str| -> Vec<String> {
+            let group = run.get_groups().find(|g| g.get_id() == group).unwrap();
+            group.get_args().map(|a| a.to_string()).collect()
+        };
+        let recorded = members("recorded");
+        for arg in run.get_arguments() {
+            let id = arg.get_id().as_str();
+            assert!(
+                recorded.iter().any(|r| r == id) != BESIDE_RESUME.contains(&id),
+                "--{id}: recorded, or taken beside --resume, not both nor neither"
+            );
+        }
+        // What a preset sets is what it conflicts with.
+        let set = members("set_by_preset");
+        for id in [
+            "connections",
+            "threads",
+            "seconds",
+            "warmup",
+            "rates",
+            "shapes",
+        ] {
+            assert!(set.iter().any(|s| s == id), "{id}");
+        }
+        for (words, refused) in [
+            (&["run", "--resume", "x", "--seconds", "1"][..], true),
+            (&["run", "--resume", "x", "--quiet"][..], false),
+            (&["run", "--preset", "services", "--threads", "2"][..], true),
+            (&["run", "--preset", "services", "--repeat", "2"][..], false),
+            (
+                &[
+                    "run",
+                    "--connections",
+                    "1,10",
+                    "--threads",
+                    "2",
+                    "--seconds",
+                    "1",
+                ][..],
+                false,
+            ),
+        ] {
+            let parsed = parse_from(std::iter::once(&"compare").chain(words));
+            assert_eq!(parsed.is_err(), refused, "{words:?}");
+        }
     }
 
     /// Every subcommand, every flag and every value clap lists for them, as
@@ -664,7 +771,7 @@ mod tests {
     /// being named here), and values a user might type, valid and not.
     fn words() -> Vec<String> {
         let mut words = Vec::new();
-        let mut commands = vec![Cli::command()];
+        let mut commands = vec![command()];
         while let Some(command) = commands.pop() {
             for sub in command.get_subcommands() {
                 words.push(sub.get_name().to_string());
@@ -733,7 +840,7 @@ mod tests {
         fn any_command_line_parses_or_is_refused_without_a_panic(
             words in prop::collection::vec(word(), 0..8)
         ) {
-            let _ = Cli::try_parse_from(std::iter::once("compare".to_string()).chain(words));
+            let _ = parse_from(std::iter::once("compare".to_string()).chain(words));
         }
     }
 }

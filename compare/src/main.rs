@@ -2,13 +2,12 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-use compare::cli::{Cli, Command, HistoryCommand};
+use compare::cli::{self, Command, HistoryCommand};
 use compare::history::History;
 use compare::{bisect, check, explain, groups, history, list, options, report, run, site};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = cli::parse_from(std::env::args_os()).unwrap_or_else(|e| e.exit());
     // Ctrl-C and SIGTERM kill every process group of ours (servers,
     // clients, a build's cargo) before compare goes: a run saves first.
     if let Err(e) = groups::stop_on_signals() {

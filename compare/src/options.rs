@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail, ensure};
-use clap::Parser;
 use pingpong::client::Arrival;
 use pingpong::protocol::MAX_IN_FLIGHT;
 use pingpong::protocol::Protocol;
@@ -14,7 +13,7 @@ use pingpong::server::Shape;
 
 use crate::adapters::ADAPTERS;
 use crate::cli::{
-    BisectArgs, CheckArgs, Cli, Command, ExplainArgs, ExplainSettings, Precision, ReportArgs,
+    self, BisectArgs, CheckArgs, Command, ExplainArgs, ExplainSettings, Precision, ReportArgs,
     RunArgs, SiteArgs, Timing,
 };
 use crate::external::External;
@@ -544,7 +543,7 @@ pub fn bisect(args: BisectArgs) -> Result<bisect::Options> {
     // Every step's run is a `compare run` of these options, made and
     // validated as run's own are; each step then names its implementations
     // and its folder.
-    let Command::Run(mut step) = Cli::try_parse_from(["compare", "run"])?.command else {
+    let Command::Run(mut step) = cli::parse_from(["compare", "run"])?.command else {
         unreachable!("a run's command line is a run")
     };
     let mut words: Vec<String> = Vec::new();
@@ -749,8 +748,6 @@ fn without_password(word: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::Cli;
-    use clap::Parser;
 
     #[test]
     fn a_recorded_command_keeps_no_password() {
@@ -772,7 +769,7 @@ mod tests {
 
     fn fresh(args: &[&str]) -> Config {
         let words = ["compare", "run", "--history", "none"].iter().chain(args);
-        let Command::Run(args) = Cli::try_parse_from(words).unwrap().command else {
+        let Command::Run(args) = cli::parse_from(words).unwrap().command else {
             unreachable!()
         };
         match run(*args).unwrap().start {
@@ -783,7 +780,7 @@ mod tests {
 
     fn refused(args: &[&str]) -> String {
         let words = ["compare", "run", "--history", "none"].iter().chain(args);
-        let Command::Run(args) = Cli::try_parse_from(words).unwrap().command else {
+        let Command::Run(args) = cli::parse_from(words).unwrap().command else {
             unreachable!()
         };
         format!("{:#}", run(*args).err().expect("refused"))
