@@ -94,7 +94,13 @@ fn bisect_finds_the_release_that_was_made_slower() {
         stdout.contains("first release that differs from 1.2.2: mio 1.2.4"),
         "{stdout}"
     );
-    assert!(!stdout.contains("not confirmed"), "{stdout}");
+    // Confirmed where it ends (a step flagged but not yet confirmed on the
+    // way gets more rounds, which a noisy VM may ask for).
+    let found = stdout
+        .lines()
+        .find(|l| l.starts_with("first release that differs"))
+        .unwrap_or_default();
+    assert!(!found.contains("not confirmed"), "{stdout}");
     assert!(
         stdout.contains("reproduce: compare run --runtimes mio@1.2.3,mio@1.2.4"),
         "{stdout}"
