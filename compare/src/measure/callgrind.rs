@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use rustc_hash::FxHashMap;
+
 /// How many frames of a call stack callgrind tells apart
 /// (`--separate-callers`): a stack deeper than that is cut at its outer end.
 pub const STACK_DEPTH: usize = 24;
@@ -87,17 +89,27 @@ pub fn stacks(out: &Path) -> Result<Stacks, String> {
     let text = std::fs::read_to_string(out)
         .map_err(|e| format!("callgrind wrote no {}: {e}", out.display()))?;
     let mut stacks = Stacks::new();
-    let mut context: Option<String> = None;
+    // A file of 30 MB names some 13,000 contexts of up to 24 frames, the
+    // same frames again and again: each is named once.
+    let mut frames = Frames::default();
+    let mut context: Option<(&str, Count)> = None;
     let mut a_call = false;
     // Where each event's figure stands on a cost line, after its position.
     let (mut ir, mut sys) = (Some(0), None);
+    let mut add = |(context, count): (&str, Count)| {
+        let sum = stacks.entry(frames.folded(context)).or_default();
+        sum.instructions += count.instructions;
+        sum.syscalls += count.syscalls;
+    };
     for line in text.lines() {
         if let Some(events) = line.strip_prefix("events:") {
             let events: Vec<&str> = events.split_whitespace().collect();
             ir = events.iter().position(|e| *e == "Ir");
             sys = events.iter().position(|e| *e == "sysCount");
         } else if let Some(name) = line.strip_prefix("fn=") {
-            context = Some(folded(name));
+            if let Some(done) = context.replace((name, Count::default())) {
+                add(done);
+            }
         } else if line.starts_with("calls=") {
             a_call = true;
         } else if line.starts_with(|c: char| c.is_ascii_digit() || "+-*".contains(c)) {
@@ -106,30 +118,47 @@ pub fn stacks(out: &Path) -> Result<Stacks, String> {
                 continue;
             }
             // Trailing events that counted nothing are left out.
-            let figures: Vec<u64> = line
-                .split_whitespace()
-                .skip(1)
-                .map_while(|n| n.parse().ok())
-                .collect();
-            let event = |at: Option<usize>| at.and_then(|i| figures.get(i)).copied();
-            if let Some(context) = &context {
-                let count = stacks.entry(context.clone()).or_default();
-                count.instructions += event(ir).unwrap_or(0);
-                count.syscalls += event(sys).unwrap_or(0);
+            let event = |at: Option<usize>| {
+                at.and_then(|i| line.split_whitespace().nth(i + 1)?.parse().ok())
+                    .unwrap_or(0)
+            };
+            if let Some((_, count)) = &mut context {
+                count.instructions += event(ir);
+                count.syscalls += event(sys);
             }
         }
     }
-    match context {
-        Some(_) => Ok(stacks),
-        None => Err(format!("{} names no function", out.display())),
-    }
+    let Some(last) = context else {
+        return Err(format!("{} names no function", out.display()));
+    };
+    add(last);
+    Ok(stacks)
 }
 
-/// A function context (`echo'serve'main`) as a folded stack
-/// (`main;serve;echo`).
-fn folded(context: &str) -> String {
-    let frames: Vec<String> = context.split('\'').rev().map(frame_name).collect();
-    frames.join(";")
+/// Frames as the explanations name them ([`frame_name`]), each named once.
+#[derive(Default)]
+struct Frames {
+    index: FxHashMap<String, usize>,
+    names: Vec<String>,
+}
+
+impl Frames {
+    /// A function context (`echo'serve'main`) as a folded stack
+    /// (`main;serve;echo`).
+    fn folded(&mut self, context: &str) -> String {
+        let at: Vec<usize> = context.split('\'').rev().map(|f| self.at(f)).collect();
+        let names: Vec<&str> = at.iter().map(|&i| self.names[i].as_str()).collect();
+        names.join(";")
+    }
+
+    fn at(&mut self, frame: &str) -> usize {
+        if let Some(&i) = self.index.get(frame) {
+            return i;
+        }
+        self.names.push(frame_name(frame));
+        self.index.insert(frame.to_string(), self.names.len() - 1);
+        self.names.len() - 1
+    }
 }
 
 /// A frame as the explanations name it: without its symbol's hash and

@@ -157,6 +157,10 @@ impl Perf {
             // pass over the samples when the program ends to find them.
             "--no-buildid".into(),
             "--no-buildid-cache".into(),
+            // No thread watching for BPF programs loaded meanwhile (none
+            // of ours are): it polls with a 1 s timeout, which perf waits
+            // out when the program ends, a second of every record.
+            "--no-bpf-event".into(),
             format!("--output={}", out.display()),
             "--".into(),
             program.to_string_lossy().into_owned(),
