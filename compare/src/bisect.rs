@@ -43,9 +43,9 @@ pub struct Options {
     /// figure's kind; none: the paired threshold of each figure's kind.
     pub threshold: Option<f64>,
     pub out: PathBuf,
-    /// Explain the last run's pair ([`crate::explain`]) and name the
+    /// Explain the last run's pair ([`crate::explain`]) so, and name the
     /// functions that moved most.
-    pub explain: bool,
+    pub explain: Option<explain::Settings>,
 }
 
 /// How the search ended.
@@ -63,82 +63,169 @@ pub fn bisect(options: &Options) -> Result<Found> {
     else {
         bail!("{}: only our implementations have releases", options.name);
     };
-    let mut versions = match &options.git {
-        None => {
-            let (good, bad) = (
-                Version::parse(&options.good)?,
-                Version::parse(&options.bad)?,
-            );
-            ensure!(good < bad, "GOOD {good} must be older than BAD {bad}");
-            let versions = releases::between(adapter.krate, &good, &bad, false)?.versions;
-            ensure!(
-                versions.first() == Some(&options.good) && versions.last() == Some(&options.bad),
-                "{} {} and {} must both be releases cargo's index lists (not yanked)",
-                adapter.krate,
-                options.good,
-                options.bad
-            );
-            versions
+    let mut search = Search {
+        versions: versions(options, adapter.krate)?,
+        options,
+        adapter,
+        knobs: knobs.to_string(),
+        steps: 0,
+    };
+    search.introduce();
+    let good = search.versions[0].clone();
+    ensure!(
+        search.builds(&good),
+        "GOOD {} does not build: nothing to compare with",
+        options.good
+    );
+    let bad = search
+        .versions
+        .last()
+        .expect("GOOD and BAD at least")
+        .clone();
+    ensure!(search.builds(&bad), "BAD {} does not build", options.bad);
+    let (_, first) = search.measure(&[&bad])?;
+    let direction = overall(&first[0]);
+    report_step(options, &search.label(&bad), &first[0]);
+    if direction == Verdict::NoChange {
+        println!(
+            "{} does not differ from {} at these loads: nothing to bisect",
+            options.bad, options.good
+        );
+        return Ok(Found::NoDifference);
+    }
+    let (lo, mut monotonic) = search.narrow(direction)?;
+    let (dir, cells) = search.confirm(lo, direction, &mut monotonic)?;
+    let (before, first_bad) = (&search.versions[lo], &search.versions[lo + 1]);
+    search.announce(first_bad, monotonic);
+    // Which cells flip there, as the last run judged the one found.
+    if let Some(found) = cells.last().filter(|c| c.len() > 1) {
+        println!("at {}: {}", search.label(first_bad), each_cell(found));
+    }
+    let specs = [search.spec(before), search.spec(first_bad)];
+    let names = specs
+        .clone()
+        .map(|s| Implementation::parse(&s, &[]).map_or(s, |i| i.name()));
+    println!(
+        "reproduce: {} && compare check DIR --baseline {} --candidate {}",
+        run_command(options, &specs, Path::new("DIR")),
+        shell_words([names[0].as_str()].into_iter()),
+        shell_words([names[1].as_str()].into_iter()),
+    );
+    println!("the last run: {}", dir.display());
+    if let Some(settings) = &options.explain {
+        search.explain(&dir, names, first_bad, settings)?;
+    }
+    Ok(Found::First {
+        version: first_bad.clone(),
+        monotonic,
+    })
+}
+
+/// The releases of `krate` from GOOD to BAD, or with --git the commits.
+fn versions(options: &Options, krate: &str) -> Result<Vec<String>> {
+    if let Some(url) = &options.git {
+        let folder = defaults::versions_folder()?;
+        return revision::commits(url, &options.good, &options.bad, 1, &folder);
+    }
+    let (good, bad) = (
+        Version::parse(&options.good)?,
+        Version::parse(&options.bad)?,
+    );
+    ensure!(good < bad, "GOOD {good} must be older than BAD {bad}");
+    let versions = releases::between(krate, &good, &bad, false)?.versions;
+    ensure!(
+        versions.first() == Some(&options.good) && versions.last() == Some(&options.bad),
+        "{krate} {} and {} must both be releases cargo's index lists (not yanked)",
+        options.good,
+        options.bad
+    );
+    Ok(versions)
+}
+
+/// A bisection under way: the versions left, and the steps run so far.
+struct Search<'a> {
+    options: &'a Options,
+    adapter: &'static crate::adapters::Adapter,
+    knobs: String,
+    /// From GOOD to BAD, less those that did not build.
+    versions: Vec<String>,
+    steps: usize,
+}
+
+impl Search<'_> {
+    /// A version as `--runtimes` names it: a configuration keeps its knobs
+    /// in every version (tokio@1.2.3{event_interval=1}).
+    fn spec(&self, v: &str) -> String {
+        match &self.options.git {
+            None => format!("{}@{v}{}", self.adapter.name, self.knobs),
+            Some(url) => format!("{}@git:{url}#{v}{}", self.adapter.name, self.knobs),
         }
-        Some(url) => revision::commits(
-            url,
-            &options.good,
-            &options.bad,
-            1,
-            &defaults::versions_folder()?,
-        )?,
-    };
-    // A configuration keeps its knobs in every version: tokio@1.2.3{event_interval=1}.
-    let spec = |v: &str| match &options.git {
-        None => format!("{}@{v}{knobs}", adapter.name),
-        Some(url) => format!("{}@git:{url}#{v}{knobs}", adapter.name),
-    };
-    // What the lines call a version: a release, or a commit with its subject.
-    let label = |v: &str| -> String {
-        match Implementation::parse(&spec(v), &[])
+    }
+
+    /// What the lines call a version: a release, or a commit with its subject.
+    fn label(&self, v: &str) -> String {
+        match Implementation::parse(&self.spec(v), &[])
             .ok()
             .and_then(|i| i.source().cloned())
         {
             Some(source) => format!("{} {:?}", &source.commit[..10], source.subject),
             None => v.to_string(),
         }
-    };
-    let what = match &options.git {
-        None => format!("releases of {}", adapter.krate),
-        Some(url) => format!("first-parent commits of {url}"),
-    };
-    let metrics: Vec<&str> = options.metrics.iter().map(|m| m.key).collect();
-    let metrics = match metrics.len() {
-        n if n > 4 => format!("{n} figures, as compare check judges them,"),
-        _ => metrics.join(", "),
-    };
-    println!(
-        "bisecting {} {what} from {} (good) to {} (bad), judging {metrics} of {} cells a step ({})",
-        versions.len(),
-        options.good,
-        options.bad,
-        options.step.workloads().len() * options.step.loads.len(),
-        shell_words(options.step_options.iter().map(String::as_str)),
-    );
-    let good = versions[0].clone();
-    let mut step = 0;
-    let mut measure = |candidates: &[&str]| -> Result<(PathBuf, Vec<Cells>)> {
-        step += 1;
-        let dir = options.out.join(format!("step-{step}"));
-        let mut specs = vec![spec(&good)];
-        specs.extend(candidates.iter().map(|v| spec(v)));
+    }
+
+    /// The search's first line: what is searched, and how each step judges.
+    fn introduce(&self) {
+        let options = self.options;
+        let what = match &options.git {
+            None => format!("releases of {}", self.adapter.krate),
+            Some(url) => format!("first-parent commits of {url}"),
+        };
+        let metrics: Vec<&str> = options.metrics.iter().map(|m| m.key).collect();
+        let metrics = match metrics.len() {
+            n if n > 4 => format!("{n} figures, as compare check judges them,"),
+            _ => metrics.join(", "),
+        };
+        println!(
+            "bisecting {} {what} from {} (good) to {} (bad), judging {metrics} of {} cells a step ({})",
+            self.versions.len(),
+            options.good,
+            options.bad,
+            options.step.workloads().len() * options.step.loads.len(),
+            shell_words(options.step_options.iter().map(String::as_str)),
+        );
+    }
+
+    /// Like `git bisect skip`: a version that does not build is named and
+    /// left out, and the search goes on with its neighbours.
+    fn builds(&self, v: &str) -> bool {
+        let built = Implementation::parse(&self.spec(v), &[])
+            .and_then(|i| binaries::locate(&[i], &[], None, &self.options.profile));
+        match built {
+            Ok(_) => true,
+            Err(e) => {
+                let why = format!("{e:#}");
+                let why = why.lines().next().unwrap_or_default().to_string();
+                println!("  skipped {}: does not build ({why})", self.label(v));
+                false
+            }
+        }
+    }
+
+    /// A step: `candidates` run beside GOOD in a folder of their own, each
+    /// judged against it. An inconclusive verdict gets more rounds, in the
+    /// same run, up to the cap.
+    fn measure(&mut self, candidates: &[&str]) -> Result<(PathBuf, Vec<Cells>)> {
+        let options = self.options;
+        self.steps += 1;
+        let dir = options.out.join(format!("step-{}", self.steps));
+        let mut specs = vec![self.spec(&self.versions[0])];
+        specs.extend(candidates.iter().map(|v| self.spec(v)));
         let config = step_config(options, &specs, &dir)?;
         let names = config.implementations.clone();
-        run(
-            options,
-            run::Start::Fresh {
-                config: Box::new(config),
-                out: dir.clone(),
-            },
-        )?;
-        // An inconclusive verdict gets more rounds, in the same run, up to the cap.
-        let mut more = 0;
-        loop {
+        let config = Box::new(config);
+        let out = dir.clone();
+        run(options, run::Start::Fresh { config, out })?;
+        for more in 0.. {
             let mut results = Results::load(&crate::results::file::named(&dir))?;
             let judged = names[1..]
                 .iter()
@@ -159,150 +246,129 @@ pub fn bisect(options: &Options) -> Result<Found> {
             results.config.repeat += options.step.repeat;
             results.save(&crate::results::file::in_folder(&dir))?;
             run(options, run::Start::Resume(dir.clone()))?;
-            more += 1;
         }
-    };
-    // Like `git bisect skip`: a version that does not build is named and
-    // left out, and the search goes on with its neighbours.
-    let builds = |v: &str| -> bool {
-        let built = Implementation::parse(&spec(v), &[])
-            .and_then(|i| binaries::locate(&[i], &[], None, &options.profile));
-        match built {
-            Ok(_) => true,
-            Err(e) => {
-                let why = format!("{e:#}");
-                let why = why.lines().next().unwrap_or_default().to_string();
-                println!("  skipped {}: does not build ({why})", label(v));
-                false
-            }
-        }
-    };
-    ensure!(
-        builds(&good),
-        "GOOD {} does not build: nothing to compare with",
-        options.good
-    );
-    let bad = versions.last().expect("GOOD and BAD at least").clone();
-    ensure!(builds(&bad), "BAD {} does not build", options.bad);
+        unreachable!("the rounds end at the cap")
+    }
 
-    let (_, first) = measure(&[&bad])?;
-    let direction = overall(&first[0]);
-    report_step(options, &label(&bad), &first[0]);
-    if direction == Verdict::NoChange {
-        println!(
-            "{} does not differ from {} at these loads: nothing to bisect",
-            options.bad, options.good
-        );
-        return Ok(Found::NoDifference);
-    }
-    // versions[lo] is like GOOD, versions[hi] like BAD.
-    let (mut lo, mut hi) = (0, versions.len() - 1);
-    let mut monotonic = true;
-    while hi - lo > 1 {
-        let mid = (lo + hi) / 2;
-        if !builds(&versions[mid]) {
-            versions.remove(mid);
-            hi -= 1;
-            continue;
-        }
-        let (_, cells) = measure(&[&versions[mid]])?;
-        report_step(options, &label(&versions[mid]), &cells[0]);
-        match overall(&cells[0]) {
-            v if v == direction => hi = mid,
-            Verdict::NoChange => lo = mid,
-            _ => {
-                println!(
-                    "  {} changed the other way: the verdicts are not monotonic",
-                    label(&versions[mid])
-                );
-                monotonic = false;
-                lo = mid;
+    /// Binary search between GOOD (like itself) and BAD (differing in
+    /// `direction`): the last version like GOOD, the next one differing,
+    /// and whether every step's verdict agreed with that order.
+    fn narrow(&mut self, direction: Verdict) -> Result<(usize, bool)> {
+        let (mut lo, mut hi) = (0, self.versions.len() - 1);
+        let mut monotonic = true;
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            let version = self.versions[mid].clone();
+            if !self.builds(&version) {
+                self.versions.remove(mid);
+                hi -= 1;
+                continue;
+            }
+            let (_, cells) = self.measure(&[&version])?;
+            report_step(self.options, &self.label(&version), &cells[0]);
+            match overall(&cells[0]) {
+                v if v == direction => hi = mid,
+                Verdict::NoChange => lo = mid,
+                _ => {
+                    println!(
+                        "  {} changed the other way: the verdicts are not monotonic",
+                        self.label(&version)
+                    );
+                    monotonic = false;
+                    lo = mid;
+                }
             }
         }
+        Ok((lo, monotonic))
     }
-    let (before, first_bad) = (&versions[lo], &versions[hi]);
-    // The version found beside the one before it, in one more run.
-    let mut last: Vec<&str> = Vec::new();
-    if lo > 0 {
-        last.push(before);
+
+    /// The version found (after `lo`) beside the one before it, in one
+    /// more run: `monotonic` no longer where that run disagrees.
+    fn confirm(
+        &mut self,
+        lo: usize,
+        direction: Verdict,
+        monotonic: &mut bool,
+    ) -> Result<(PathBuf, Vec<Cells>)> {
+        let versions = self.versions.clone();
+        // GOOD itself is every step's baseline already.
+        let last: Vec<&str> = versions[lo.max(1)..=lo + 1]
+            .iter()
+            .map(String::as_str)
+            .collect();
+        let (dir, cells) = self.measure(&last)?;
+        let confirm: Vec<Verdict> = cells.iter().map(|c| overall(c)).collect();
+        let expected: Vec<Verdict> = match lo {
+            0 => vec![direction],
+            _ => vec![Verdict::NoChange, direction],
+        };
+        if confirm != expected {
+            *monotonic = false;
+            println!(
+                "the last run did not confirm it: against {} it judged {}; the verdicts are not \
+                 monotonic (noise, or a change that came and went), so no single version is to blame",
+                self.options.good,
+                last.iter()
+                    .zip(&confirm)
+                    .map(|(v, verdict)| format!("{} {}", self.label(v), verdict.word()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        Ok((dir, cells))
     }
-    last.push(first_bad);
-    let (dir, cells) = measure(&last)?;
-    let confirm: Vec<Verdict> = cells.iter().map(|c| overall(c)).collect();
-    let expected: Vec<Verdict> = match lo {
-        0 => vec![direction],
-        _ => vec![Verdict::NoChange, direction],
-    };
-    if confirm != expected {
-        monotonic = false;
+
+    /// The line that names the version found, and where to read about it.
+    fn announce(&self, first_bad: &str, monotonic: bool) {
+        let (good, krate) = (&self.options.good, self.adapter.krate);
+        let unconfirmed = if monotonic { "" } else { ", not confirmed" };
+        let Ok(Some(source)) =
+            Implementation::parse(&self.spec(first_bad), &[]).map(|i| i.source().cloned())
+        else {
+            let link =
+                releases::link(krate, first_bad).map_or(String::new(), |url| format!(" ({url})"));
+            println!(
+                "first release that differs from {good}: {krate} {first_bad}{link}{unconfirmed}"
+            );
+            return;
+        };
+        let link = source
+            .link()
+            .map_or(String::new(), |url| format!(" ({url})"));
         println!(
-            "the last run did not confirm it: against {} it judged {}; the verdicts are not \
-             monotonic (noise, or a change that came and went), so no single version is to blame",
-            options.good,
-            last.iter()
-                .zip(&confirm)
-                .map(|(v, verdict)| format!("{} {}", label(v), verdict.word()))
-                .collect::<Vec<_>>()
-                .join(", ")
+            "first commit that differs from {good}: {} {:?} ({}){link}{unconfirmed}",
+            source.commit, source.subject, source.date,
         );
     }
-    let unconfirmed = if monotonic { "" } else { ", not confirmed" };
-    match Implementation::parse(&spec(first_bad), &[])?.source() {
-        None => {
-            let link = releases::link(adapter.krate, first_bad)
-                .map_or(String::new(), |url| format!(" ({url})"));
-            println!(
-                "first release that differs from {}: {} {first_bad}{link}{unconfirmed}",
-                options.good, adapter.krate,
-            );
-        }
-        Some(source) => {
-            let link = source
-                .link()
-                .map_or(String::new(), |url| format!(" ({url})"));
-            println!(
-                "first commit that differs from {}: {} {:?} ({}){link}{unconfirmed}",
-                options.good, source.commit, source.subject, source.date,
-            );
-        }
-    }
-    // Which cells flip there, as the last run judged the one found.
-    if let Some(found) = cells.last().filter(|c| c.len() > 1) {
-        println!("at {}: {}", label(first_bad), each_cell(found));
-    }
-    let names = [spec(before), spec(first_bad)]
-        .map(|s| Implementation::parse(&s, &[]).map_or(s, |i| i.name()));
-    println!(
-        "reproduce: {} && compare check DIR --baseline {} --candidate {}",
-        run_command(options, &[spec(before), spec(first_bad)], Path::new("DIR")),
-        shell_words([names[0].as_str()].into_iter()),
-        shell_words([names[1].as_str()].into_iter()),
-    );
-    println!("the last run: {}", dir.display());
-    if options.explain {
-        let results = crate::results::file::named(&dir);
+
+    /// The last run's pair explained, and the functions that moved most named.
+    fn explain(
+        &self,
+        dir: &Path,
+        [baseline, candidate]: [String; 2],
+        first_bad: &str,
+        settings: &explain::Settings,
+    ) -> Result<()> {
+        let results = crate::results::file::named(dir);
         let explain = explain::Options {
-            out: explain::default_out([&results, &results], &names[0], &names[1]),
+            out: explain::default_out([&results, &results], &baseline, &candidate),
             results,
             candidate_results: None,
-            baseline: names[0].clone(),
-            candidate: names[1].clone(),
+            baseline,
+            candidate,
             cells: Vec::new(),
-            settings: explain::Settings::for_flags(&options.profile),
+            settings: settings.clone(),
         };
         let explained = explain::explain(&explain, |line| eprintln!("{line}"))?;
         println!(
             "{} {}: moved most: {} (explained in {})",
-            adapter.krate,
-            label(first_bad),
+            self.adapter.krate,
+            self.label(first_bad),
             explain::most_moved(&explained),
             explain.out.display()
         );
+        Ok(())
     }
-    Ok(Found::First {
-        version: first_bad.clone(),
-        monotonic,
-    })
 }
 
 /// A candidate's verdict on each judged figure of each cell, the figure

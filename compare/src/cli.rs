@@ -33,10 +33,22 @@ pub fn command() -> clap::Command {
         group.map_or(Vec::new(), |g| g.get_args().cloned().collect())
     };
     let (recorded, set) = (members("recorded"), members("set_by_preset"));
-    Cli::command().mut_subcommand("run", |run| {
-        run.mut_arg("resume", |a| a.conflicts_with_all(recorded))
-            .mut_arg("preset", |a| a.conflicts_with_all(set))
-    })
+    // bisect's way of explaining means nothing unless it explains.
+    let bisect = built
+        .find_subcommand("bisect")
+        .expect("bisect is a subcommand");
+    let method = bisect.get_groups().find(|g| g.get_id() == "ExplainMethod");
+    let method: Vec<clap::Id> = method.map_or(Vec::new(), |g| g.get_args().cloned().collect());
+    Cli::command()
+        .mut_subcommand("run", |run| {
+            run.mut_arg("resume", |a| a.conflicts_with_all(recorded))
+                .mut_arg("preset", |a| a.conflicts_with_all(set))
+        })
+        .mut_subcommand("bisect", |bisect| {
+            method.iter().fold(bisect, |bisect, id| {
+                bisect.mut_arg(id, |a| a.requires("explain"))
+            })
+        })
 }
 
 /// `words` (the program's name first) parsed as [`command`] says.
@@ -110,15 +122,8 @@ pub struct SiteArgs {
     /// The folder it is written to (its pages are replaced).
     #[arg(long, value_name = "DIR", default_value = "results/site")]
     pub out: PathBuf,
-    /// The history it shows: an SQLite file, or a PostgreSQL database
-    /// (postgres://USER@HOST/DB, TLS by ?sslmode= and &sslrootcert=, the
-    /// password from PGPASSWORD).
-    #[arg(
-        long,
-        value_name = "FILE|URL",
-        default_value = "results/history.sqlite"
-    )]
-    pub history: PathBuf,
+    #[command(flatten)]
+    pub history: HistoryStore,
     /// The rendered book (`mdbook build docs`) to copy in and link from
     /// every page, or none.
     #[arg(long, value_name = "DIR|none", default_value = "docs/book")]
@@ -129,16 +134,24 @@ pub struct SiteArgs {
 pub struct HistoryArgs {
     #[command(subcommand)]
     pub command: HistoryCommand,
+    #[command(flatten)]
+    pub history: HistoryStore,
+}
+
+/// The history a command reads (`site`, `history`'s commands).
+#[derive(Debug, Args)]
+pub struct HistoryStore {
     /// The history: an SQLite file, or a PostgreSQL database
     /// (postgres://USER@HOST/DB, TLS by ?sslmode= and &sslrootcert=, the
     /// password from PGPASSWORD).
     #[arg(
-        long,
+        id = "history",
+        long = "history",
         global = true,
         value_name = "FILE|URL",
         default_value = "results/history.sqlite"
     )]
-    pub history: PathBuf,
+    pub path: PathBuf,
 }
 
 #[derive(Debug, Subcommand)]
@@ -213,10 +226,14 @@ pub struct BisectArgs {
     /// Folder for the steps' runs (default: results/bisect-<UTC timestamp>).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Explain the last run's pair (`compare explain`) and name, beside
-    /// the version found, the three functions whose cost moved most.
+    /// Explain the last run's pair (`compare explain`, wake-ups traced
+    /// where perf runs) and name, beside the version found, the three
+    /// functions whose cost moved most.
     #[arg(long)]
     pub explain: bool,
+    /// How --explain measures each side again (these need it).
+    #[command(flatten)]
+    pub explain_method: ExplainMethod,
 }
 
 /// How long each repetition measures, and warms up first: an option group
@@ -325,13 +342,24 @@ pub struct ExplainArgs {
 
 /// How `explain` measures each side again, and `check --explain` too.
 #[derive(Debug, Args)]
-#[command(next_help_heading = "How each side is measured again")]
 pub struct ExplainSettings {
     /// Counted runs of each side of each implementation, taken in turns:
     /// a function's move is told from the runs' own variation.
     #[arg(long, default_value_t = defaults::EXPLAIN_REPEAT,
           value_parser = clap::value_parser!(u64).range(2..=50))]
     pub repeat: u64,
+    #[command(flatten)]
+    pub method: ExplainMethod,
+    /// The cargo profile the binaries are built with, as the run's were.
+    #[arg(long, env = defaults::PROFILE_ENV, default_value = defaults::PROFILE)]
+    pub profile: String,
+}
+
+/// Which sides are measured again and how: explain's, and that of each
+/// command that explains (check, bisect).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "How each side is measured again")]
+pub struct ExplainMethod {
     /// Count one side only, server or client (default: both).
     #[arg(long, value_parser = ["server", "client"])]
     pub side: Option<String>,
@@ -352,9 +380,6 @@ pub struct ExplainSettings {
     #[arg(long, default_value_t = defaults::SAMPLE_SECONDS, value_name = "SECONDS",
           allow_negative_numbers = true, value_parser = pingpong::cli::seconds(true))]
     pub sample_seconds: f64,
-    /// The cargo profile the binaries are built with, as the run's were.
-    #[arg(long, env = defaults::PROFILE_ENV, default_value = defaults::PROFILE)]
-    pub profile: String,
 }
 
 #[derive(Debug, Args)]

@@ -40,7 +40,7 @@ fn main() -> ExitCode {
         Command::Bisect(args) => options::bisect(args)
             .and_then(|o| bisect::bisect(&o))
             .map(|_| 0),
-        Command::History(args) => History::open(&args.history).and_then(|mut h| {
+        Command::History(args) => History::open(&args.history.path).and_then(|mut h| {
             match args.command {
                 HistoryCommand::Import { dirs } => {
                     history::import::folders(&mut h, &dirs, |line| println!("{line}"))?

@@ -13,8 +13,8 @@ use pingpong::server::Shape;
 
 use crate::adapters::ADAPTERS;
 use crate::cli::{
-    self, BisectArgs, CheckArgs, Command, ExplainArgs, ExplainSettings, Precision, ReportArgs,
-    RunArgs, SiteArgs, Timing,
+    self, BisectArgs, CheckArgs, Command, ExplainArgs, ExplainMethod, ExplainSettings, Precision,
+    ReportArgs, RunArgs, SiteArgs, Timing,
 };
 use crate::external::External;
 use crate::implementation::{Implementation, Spec, Versions, split_list};
@@ -54,68 +54,8 @@ pub fn run(args: RunArgs) -> Result<run::Options> {
 
 /// A new run's options, as its results file records them.
 fn config(args: &RunArgs) -> Result<Config> {
-    let externals = args
-        .external
-        .iter()
-        .map(|arg| External::from_arg(arg).map(Arc::new))
-        .collect::<Result<Vec<_>>>()?;
-    for (i, e) in externals.iter().enumerate() {
-        if ADAPTERS.iter().any(|a| a.name == e.name) {
-            bail!(
-                "--external {}: the name is one of ours; choose another",
-                e.name
-            );
-        }
-        if externals[..i].iter().any(|other| other.name == e.name) {
-            bail!("--external names {} twice", e.name);
-        }
-    }
-    let mut releases = Vec::new();
-    let runtimes: Vec<String> = args.runtimes.iter().flat_map(|r| split_list(r)).collect();
-    let servers: Vec<Implementation> = if runtimes.is_empty() {
-        ADAPTERS
-            .iter()
-            .map(Implementation::from)
-            .chain(externals.iter().cloned().map(Implementation::External))
-            .collect()
-    } else {
-        let mut servers = Vec::new();
-        for spec in &runtimes {
-            if let Some(range) = release_range(spec, args.pre_releases)? {
-                for name in range.names() {
-                    servers.push(Implementation::parse(&name, &externals)?);
-                }
-                releases.push(range);
-            } else if let Some(commits) = commit_range(spec, args.step as usize)? {
-                let mut names = Vec::new();
-                for commit in commits {
-                    let implementation = Implementation::parse(&commit, &externals)?;
-                    names.push(implementation.name());
-                    servers.push(implementation);
-                }
-                releases.push(ReleaseRange {
-                    spec: spec.clone(),
-                    krate: Spec::parse(spec)?.base,
-                    versions: names,
-                    skipped: Vec::new(),
-                });
-            } else {
-                servers.push(Implementation::parse(spec, &externals)?);
-            }
-        }
-        servers
-    };
-    if args.server.is_some() && runtimes.len() != 1 {
-        bail!(
-            "--server runs one implementation's server, started by hand: name it alone in --runtimes"
-        );
-    }
-    if args.server.is_some() && args.shapes != [Shape::Echo] {
-        bail!(
-            "--server measures a server started by hand, in the shape it was started with \
-             (pingpong-<name> server --shape ...): leave --shapes out"
-        );
-    }
+    let externals = externals(args)?;
+    let (servers, releases) = servers(args, &externals)?;
     check_protocols(args)?;
     let names: Vec<String> = servers.iter().map(Implementation::name).collect();
     if let Some(twice) = names
@@ -125,75 +65,23 @@ fn config(args: &RunArgs) -> Result<Config> {
     {
         bail!("--runtimes names {twice} twice");
     }
-    let client = args
-        .client
-        .as_deref()
-        .map(|c| Implementation::parse(c, &externals))
-        .transpose()?;
-    let client = match (args.rates.is_empty(), args.arrival) {
-        (false, _) => Some(open_loop_client(args, client)?),
-        (true, Arrival::Storm) => Some(storm_client(args, client)?),
-        (true, _) => client,
-    };
-    let loads = match (&args.threads[..], &args.connections[..]) {
-        ([], []) => matrix_loads(args)?,
-        ([], connections) => matrix::cross(&[1], connections),
-        (threads, []) => matrix::cross(threads, &[100, 1000]),
-        (threads, connections) => matrix::cross(threads, connections),
-    };
-    let loads = matrix::with_client_threads(loads, &args.client_threads);
-    for &block in &args.block {
-        for &window in &args.window {
-            if block * window > MAX_IN_FLIGHT {
-                bail!(
-                    "--block {block} with --window {window} puts {} bytes in flight per connection; \
-                     the most is {MAX_IN_FLIGHT}",
-                    block * window
-                );
-            }
-        }
-    }
-    // An explicit --repeat alone is a fixed count; otherwise cells repeat
-    // until precise, the --repeat first rounds (or the default) at least.
-    let precision = match (args.precision, args.repeat) {
-        (Some(Precision::Percent(p)), _) => Some(p),
-        (Some(Precision::Off), _) | (None, Some(_)) => None,
-        (None, None) => Some(defaults::PRECISION_PERCENT),
-    };
-    let repeat = args.repeat.unwrap_or(match precision {
-        Some(_) => defaults::PRECISE_REPEAT,
-        None => defaults::REPEAT,
-    });
-    let max_repeat = match precision {
-        Some(_) => args.max_repeat.unwrap_or(defaults::MAX_REPEAT),
-        None => repeat,
-    };
-    if max_repeat < repeat {
-        bail!("--max-repeat {max_repeat} is below --repeat {repeat}");
-    }
-    if precision.is_none() && (args.max_repeat.is_some() || args.budget.is_some()) {
-        bail!("--max-repeat and --budget bound the repetitions for --precision, which is off here");
-    }
+    let client = client(args, &externals)?;
+    let loads = loads(args)?;
+    check_in_flight(args)?;
+    let Repetitions {
+        precision,
+        repeat,
+        max_repeat,
+    } = repetitions(args)?;
     let counts: Vec<usize> = loads.iter().map(|l| l.connections).collect();
     if let Some(c) = args.handshakes.iter().find(|c| !counts.contains(c)) {
         bail!("--handshakes {c}: no load of the run has {c} connections");
     }
     let named = |e: &External| servers.iter().chain(&client).any(|i| i.name() == e.name);
-    let mut sources: Vec<Source> = Vec::new();
-    for source in servers
-        .iter()
-        .chain(&client)
-        .filter_map(Implementation::source)
-    {
-        if !sources.iter().any(|s| s.name == source.name) {
-            sources.push(source.clone());
-        }
-    }
     let client_hosts = client_hosts(args, &loads)?;
     Ok(Config {
         implementations: names,
         client: client.as_ref().map(Implementation::name),
-        loads,
         block: args.block[0],
         blocks: args.block.clone(),
         windows: args.window.clone(),
@@ -246,7 +134,7 @@ fn config(args: &RunArgs) -> Result<Config> {
             .tls
             .then(|| TlsSettings::ours(!args.no_handshakes, args.handshakes.clone())),
         releases,
-        sources,
+        sources: sources(servers.iter().chain(&client)),
         p99_bound_us: (!args.rates.is_empty()).then_some(args.p99_bound * 1e3),
         // The ones the run names: an unused file is not the run's business.
         externals: externals
@@ -260,7 +148,173 @@ fn config(args: &RunArgs) -> Result<Config> {
             args.remote_bin_dir.as_deref(),
         ),
         client_hosts,
+        loads,
     })
+}
+
+/// The client `--client` names, or the one the open loop or a storm of
+/// arrivals needs.
+fn client(args: &RunArgs, externals: &[Arc<External>]) -> Result<Option<Implementation>> {
+    let client = args
+        .client
+        .as_deref()
+        .map(|c| Implementation::parse(c, externals))
+        .transpose()?;
+    Ok(match (args.rates.is_empty(), args.arrival) {
+        (false, _) => Some(open_loop_client(args, client)?),
+        (true, Arrival::Storm) => Some(storm_client(args, client)?),
+        (true, _) => client,
+    })
+}
+
+/// The loads --threads and --connections cross (the matrix's where
+/// neither is given), each with its client threads.
+fn loads(args: &RunArgs) -> Result<Vec<Load>> {
+    let loads = match (&args.threads[..], &args.connections[..]) {
+        ([], []) => matrix_loads(args)?,
+        ([], connections) => matrix::cross(&[1], connections),
+        (threads, []) => matrix::cross(threads, &[100, 1000]),
+        (threads, connections) => matrix::cross(threads, connections),
+    };
+    Ok(matrix::with_client_threads(loads, &args.client_threads))
+}
+
+/// The programs `--external` describes, each named once and none as ours.
+fn externals(args: &RunArgs) -> Result<Vec<Arc<External>>> {
+    let externals = args
+        .external
+        .iter()
+        .map(|arg| External::from_arg(arg).map(Arc::new))
+        .collect::<Result<Vec<_>>>()?;
+    for (i, e) in externals.iter().enumerate() {
+        if ADAPTERS.iter().any(|a| a.name == e.name) {
+            bail!(
+                "--external {}: the name is one of ours; choose another",
+                e.name
+            );
+        }
+        if externals[..i].iter().any(|other| other.name == e.name) {
+            bail!("--external names {} twice", e.name);
+        }
+    }
+    Ok(externals)
+}
+
+/// The servers `--runtimes` names (every one where it names none), its
+/// ranges of releases and commits expanded, and those ranges.
+fn servers(
+    args: &RunArgs,
+    externals: &[Arc<External>],
+) -> Result<(Vec<Implementation>, Vec<ReleaseRange>)> {
+    let runtimes: Vec<String> = args.runtimes.iter().flat_map(|r| split_list(r)).collect();
+    if args.server.is_some() && runtimes.len() != 1 {
+        bail!(
+            "--server runs one implementation's server, started by hand: name it alone in --runtimes"
+        );
+    }
+    if args.server.is_some() && args.shapes != [Shape::Echo] {
+        bail!(
+            "--server measures a server started by hand, in the shape it was started with \
+             (pingpong-<name> server --shape ...): leave --shapes out"
+        );
+    }
+    if runtimes.is_empty() {
+        let all = ADAPTERS
+            .iter()
+            .map(Implementation::from)
+            .chain(externals.iter().cloned().map(Implementation::External));
+        return Ok((all.collect(), Vec::new()));
+    }
+    let (mut servers, mut releases) = (Vec::new(), Vec::new());
+    for spec in &runtimes {
+        if let Some(range) = release_range(spec, args.pre_releases)? {
+            for name in range.names() {
+                servers.push(Implementation::parse(&name, externals)?);
+            }
+            releases.push(range);
+        } else if let Some(commits) = commit_range(spec, args.step as usize)? {
+            let mut names = Vec::new();
+            for commit in commits {
+                let implementation = Implementation::parse(&commit, externals)?;
+                names.push(implementation.name());
+                servers.push(implementation);
+            }
+            releases.push(ReleaseRange {
+                spec: spec.clone(),
+                krate: Spec::parse(spec)?.base,
+                versions: names,
+                skipped: Vec::new(),
+            });
+        } else {
+            servers.push(Implementation::parse(spec, externals)?);
+        }
+    }
+    Ok((servers, releases))
+}
+
+/// Every block size and window the run crosses fit a connection's buffer.
+fn check_in_flight(args: &RunArgs) -> Result<()> {
+    for &block in &args.block {
+        for &window in &args.window {
+            if block * window > MAX_IN_FLIGHT {
+                bail!(
+                    "--block {block} with --window {window} puts {} bytes in flight per connection; \
+                     the most is {MAX_IN_FLIGHT}",
+                    block * window
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// How often a cell repeats: until precise (to `precision` percent, from
+/// `repeat` rounds up to `max_repeat`), or `repeat` times.
+struct Repetitions {
+    precision: Option<f64>,
+    repeat: usize,
+    max_repeat: usize,
+}
+
+/// An explicit --repeat alone is a fixed count; otherwise cells repeat
+/// until precise, the --repeat first rounds (or the default) at least.
+fn repetitions(args: &RunArgs) -> Result<Repetitions> {
+    let precision = match (args.precision, args.repeat) {
+        (Some(Precision::Percent(p)), _) => Some(p),
+        (Some(Precision::Off), _) | (None, Some(_)) => None,
+        (None, None) => Some(defaults::PRECISION_PERCENT),
+    };
+    let repeat = args.repeat.unwrap_or(match precision {
+        Some(_) => defaults::PRECISE_REPEAT,
+        None => defaults::REPEAT,
+    });
+    let max_repeat = match precision {
+        Some(_) => args.max_repeat.unwrap_or(defaults::MAX_REPEAT),
+        None => repeat,
+    };
+    if max_repeat < repeat {
+        bail!("--max-repeat {max_repeat} is below --repeat {repeat}");
+    }
+    if precision.is_none() && (args.max_repeat.is_some() || args.budget.is_some()) {
+        bail!("--max-repeat and --budget bound the repetitions for --precision, which is off here");
+    }
+    Ok(Repetitions {
+        precision,
+        repeat,
+        max_repeat,
+    })
+}
+
+/// Where each implementation built from a source (a commit, a path) came
+/// from, each source once.
+fn sources<'a>(implementations: impl Iterator<Item = &'a Implementation>) -> Vec<Source> {
+    let mut sources: Vec<Source> = Vec::new();
+    for source in implementations.filter_map(Implementation::source) {
+        if !sources.iter().any(|s| s.name == source.name) {
+            sources.push(source.clone());
+        }
+    }
+    sources
 }
 
 /// `--client-host`'s hosts, where the run can split its clients among them.
@@ -607,12 +661,15 @@ pub fn bisect(args: BisectArgs) -> Result<bisect::Options> {
         metrics,
         step: config,
         step_options: words,
+        explain: args.explain.then(|| {
+            let repeat = defaults::EXPLAIN_REPEAT as usize;
+            explained_by(args.explain_method, repeat, step.profile.clone(), true)
+        }),
         profile: step.profile,
         threshold: args.threshold.map(|t| t / 100.0),
         out: args
             .out
             .unwrap_or_else(|| Path::new("results").join(format!("bisect-{stamp}"))),
-        explain: args.explain,
     })
 }
 
@@ -666,17 +723,28 @@ pub fn check(args: CheckArgs) -> Result<check::Options> {
 
 /// How explain measures each side again, as the command line asks.
 fn explain_settings(args: ExplainSettings, wakes: bool) -> explain::Settings {
+    explained_by(args.method, args.repeat as usize, args.profile, wakes)
+}
+
+/// Explain's settings: `method`'s sides and counts, `repeat` runs of each
+/// built in `profile`.
+fn explained_by(
+    method: ExplainMethod,
+    repeat: usize,
+    profile: String,
+    wakes: bool,
+) -> explain::Settings {
     explain::Settings {
-        sides: match args.side.as_deref() {
+        sides: match method.side.as_deref() {
             Some("server") => vec![Side::Server],
             Some(_) => vec![Side::Client],
             None => vec![Side::Server, Side::Client],
         },
-        repeat: args.repeat as usize,
-        blocks: args.blocks,
-        profile: args.profile,
-        sampled: args.sampled,
-        sample_seconds: args.sample_seconds,
+        repeat,
+        blocks: method.blocks,
+        profile,
+        sampled: method.sampled,
+        sample_seconds: method.sample_seconds,
         wakes,
     }
 }
@@ -718,7 +786,7 @@ pub fn report(args: ReportArgs) -> Result<report::Options> {
 
 pub fn site(args: SiteArgs) -> site::Options {
     site::Options {
-        history: args.history,
+        history: args.history.path,
         out: args.out,
         book: (args.book != "none").then(|| args.book.into()),
     }

@@ -11,7 +11,7 @@ use anyhow::{Context, Result, anyhow, bail, ensure};
 use pingpong::cli::{Cli, ClientArgs, Command, ServerArgs, Sizes};
 use pingpong::client::{Arrival, ClientConfig};
 use pingpong::protocol::Protocol;
-use pingpong::wire::{Line, Window};
+use pingpong::wire::{ClientResult, Line, Window};
 
 use crate::child::{Child, Counting, EXIT_DEADLINE};
 use crate::client_hosts;
@@ -848,6 +848,27 @@ fn our_client(
     if !status.success() {
         return Err(anyhow!("exit: client exited with {status} after its result").into());
     }
+    check_result(job, &result)?;
+    let ([server_cost, client_cost], cost_absent) = costs(counted_from, counted_to);
+    Ok(Measurement {
+        server_usage: usage(0),
+        client_usage: usage(1),
+        server_cpus: server.cpus.clone(),
+        client: ClientMeasurement::Ours(result),
+        server_cost,
+        client_cost,
+        cost_absent,
+        counted: None,
+        tcp: None,
+        accept_queue: None,
+        served: None,
+        client_hosts: None,
+    })
+}
+
+/// Refuses a client's result that is not of the load asked, or cannot be
+/// a measurement.
+fn check_result(job: &Job, result: &ClientResult) -> Result<(), RepetitionError> {
     let asked = (
         job.load.client_threads(),
         job.load.connections,
@@ -868,21 +889,7 @@ fn our_client(
     if let Some(wrong) = tls_mismatch(job, result.tls.as_deref()) {
         return Err(anyhow!("client {wrong}").into());
     }
-    let ([server_cost, client_cost], cost_absent) = costs(counted_from, counted_to);
-    Ok(Measurement {
-        server_usage: usage(0),
-        client_usage: usage(1),
-        server_cpus: server.cpus.clone(),
-        client: ClientMeasurement::Ours(result),
-        server_cost,
-        client_cost,
-        cost_absent,
-        counted: None,
-        tcp: None,
-        accept_queue: None,
-        served: None,
-        client_hosts: None,
-    })
+    Ok(())
 }
 
 /// Our client on the `--client-host` hosts: what they measured, merged,

@@ -41,33 +41,12 @@ pub fn build(
     knobs: &Settings,
     frame_pointers: bool,
 ) -> Result<Program> {
-    let (what, label, version, patch) = match pin {
-        Pin::Release(version) => (
-            format!("{} {version}", adapter.krate),
-            version.clone(),
-            version.clone(),
-            None,
-        ),
-        Pin::Source(source) => {
-            let tree = source.tree(&defaults::trees_folder()?, &defaults::versions_folder()?)?;
-            let folder = revision::crate_folder(&tree, adapter.krate)?;
-            let version = crate_version(&folder, &tree)?;
-            // A commit's build is its own; a folder's is rebuilt as it changes.
-            let label = match &source.rev {
-                Some(_) => format!("g{}", &source.commit[..12]),
-                None => format!(
-                    "path-{}",
-                    &revision::sha256_hex(source.location.as_bytes())[..12]
-                ),
-            };
-            (
-                format!("{} {version} at {}", adapter.krate, source.spec),
-                label,
-                version,
-                Some(folder),
-            )
-        }
-    };
+    let Pinned {
+        what,
+        label,
+        version,
+        patch,
+    } = Pinned::of(adapter, pin)?;
     let name = format!("{}@{label}", adapter.name);
     let flags = Flags {
         cfgs: knobs.cfgs(),
@@ -131,20 +110,8 @@ pub fn build(
         None => adapter.binary(),
         Some(folder) => format!("{}-{folder}", adapter.binary()),
     });
-    // Copied beside it and renamed over it: another compare may be running
-    // the old one, which the kernel will not let a copy write into. Not
-    // replaced when the same: a process running the one replaced finds its
-    // own path gone (" (deleted)"), and a fault asked of that path with it.
-    let copy = || -> std::io::Result<()> {
-        if fs::read(&path).ok() == Some(fs::read(&built[&binary.name])?) {
-            return Ok(());
-        }
-        let fresh = tempfile::NamedTempFile::new_in(dir)?;
-        fs::copy(&built[&binary.name], fresh.path())?;
-        fresh.persist(&path)?;
-        Ok(())
-    };
-    copy().with_context(|| format!("copying {name}'s binary to {}", path.display()))?;
+    keep(&built[&binary.name], &path)
+        .with_context(|| format!("copying {name}'s binary to {}", path.display()))?;
     Ok(Program::Binary {
         path,
         version: resolved,
@@ -152,6 +119,67 @@ pub fn build(
         knobs: knobs.clone(),
         lock: Some(lock),
     })
+}
+
+/// A version of an adapter's crate, as its build names it.
+struct Pinned {
+    /// In words: "tokio 1.51.0", or "tokio 1.52.0 at git:URL#REV".
+    what: String,
+    /// In the build's names: the release, or the commit or folder.
+    label: String,
+    /// As the crate's manifest says it.
+    version: String,
+    /// The crate's folder, for unreleased code.
+    patch: Option<PathBuf>,
+}
+
+impl Pinned {
+    fn of(adapter: &Adapter, pin: &Pin) -> Result<Self> {
+        let source = match pin {
+            Pin::Release(version) => {
+                return Ok(Self {
+                    what: format!("{} {version}", adapter.krate),
+                    label: version.clone(),
+                    version: version.clone(),
+                    patch: None,
+                });
+            }
+            Pin::Source(source) => source,
+        };
+        let tree = source.tree(&defaults::trees_folder()?, &defaults::versions_folder()?)?;
+        let folder = revision::crate_folder(&tree, adapter.krate)?;
+        let version = crate_version(&folder, &tree)?;
+        // A commit's build is its own; a folder's is rebuilt as it changes.
+        let label = match &source.rev {
+            Some(_) => format!("g{}", &source.commit[..12]),
+            None => format!(
+                "path-{}",
+                &revision::sha256_hex(source.location.as_bytes())[..12]
+            ),
+        };
+        Ok(Self {
+            what: format!("{} {version} at {}", adapter.krate, source.spec),
+            label,
+            version,
+            patch: Some(folder),
+        })
+    }
+}
+
+/// `built` copied to `path`, beside it and renamed over it: another
+/// compare may be running the old one, which the kernel will not let a
+/// copy write into. Not replaced when the same: a process running the one
+/// replaced finds its own path gone (" (deleted)"), and a fault asked of
+/// that path with it.
+fn keep(built: &Path, path: &Path) -> std::io::Result<()> {
+    if fs::read(path).ok() == Some(fs::read(built)?) {
+        return Ok(());
+    }
+    let dir = path.parent().expect("a binary's path has a folder");
+    let fresh = tempfile::NamedTempFile::new_in(dir)?;
+    fs::copy(built, fresh.path())?;
+    fresh.persist(path)?;
+    Ok(())
 }
 
 /// What an isolated build asks of the runtime crate: exactly `version`,

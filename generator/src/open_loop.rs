@@ -42,69 +42,18 @@ struct Conn<'a> {
 
 /// Runs connections `thread`, `thread + threads`, ... of the client.
 pub fn event_loop(client: &Client, thread: usize) -> io::Result<()> {
-    let threads = client.config.threads;
     let mut poll = Poll::new()?;
     let mut events = Events::with_capacity(1024);
-    let mut conns = Vec::new();
-    for (token, index) in (thread..client.config.connections)
-        .step_by(threads)
-        .enumerate()
-    {
-        conns.push(Some(Conn {
-            pipe: open(client, poll.registry(), Token(token))?,
-            paced: Paced::new(client),
-            index,
-            connected: false,
-            half_closed: false,
-            queued: None,
-        }));
-    }
+    let mut generator = Generator::new(client, thread, &poll)?;
     let _wakeup = Wakeup::on_start(client, poll.registry())?;
     // A thread's timers may fire up to its timer slack late (50 us by
     // default), so that the kernel can batch wake-ups: none for the generator.
     nix::sys::prctl::set_timerslack(1)?;
-    let timer = TimerFd::new(
-        ClockId::CLOCK_MONOTONIC,
-        TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
-    )?;
-    poll.registry().register(
-        &mut SourceFd(&timer.as_fd().as_raw_fd()),
-        TIMER,
-        Interest::READABLE,
-    )?;
-    let mut armed: Option<Instant> = None;
-    let mut due: BinaryHeap<Reverse<(Instant, usize)>> = BinaryHeap::new();
-    let mut record = Record::new(client.config.slices());
-    let mut stopped = false;
-    let mut live = conns.len();
-    // The connections a turn of the loop has work for: kept between turns,
-    // so that a turn allocates nothing.
-    let mut touched: Vec<usize> = Vec::new();
-
+    let mut alarm = Alarm::new(&poll)?;
     let mut outcome = Ok(());
-    while live > 0 && !client.has_failed() {
-        // The earliest due time, or the window's end while it runs.
-        let close = client.window().map(|(_, close)| close).filter(|_| !stopped);
-        let next = due
-            .peek()
-            .map(|Reverse((t, _))| *t)
-            .into_iter()
-            .chain(close)
-            .min();
-        let now = Instant::now();
-        let turn = now;
-        let timeout = match next.map(|next| next.checked_sub(SPIN).unwrap_or(next)) {
-            Some(wake) if wake <= now => Some(Duration::ZERO),
-            Some(wake) => {
-                if armed != Some(wake) {
-                    let wait = TimeSpec::from_duration(wake - now);
-                    timer.set(Expiration::OneShot(wait), TimerSetTimeFlags::empty())?;
-                    armed = Some(wake);
-                }
-                Some(FAILURE_CHECK)
-            }
-            None => Some(FAILURE_CHECK),
-        };
+    while generator.live > 0 && !client.has_failed() {
+        let turn = Instant::now();
+        let timeout = alarm.timeout(generator.next(), turn)?;
         if let Err(e) = poll.poll(&mut events, timeout) {
             if e.kind() == io::ErrorKind::Interrupted {
                 continue;
@@ -113,76 +62,204 @@ pub fn event_loop(client: &Client, thread: usize) -> io::Result<()> {
             break;
         }
         let now = Instant::now();
-        let waited = now - turn;
-        if armed.is_some_and(|at| at <= now) {
-            armed = None;
-        }
-        touched.clear();
+        alarm.passed(now);
+        generator.touched.clear();
         for event in &events {
             match event.token() {
-                TIMER => {
-                    // Clears its readiness; a timer set again expires anew.
-                    let _ = nix::unistd::read(&timer, &mut [0u8; 8]);
-                }
-                START => touched.extend(0..conns.len()),
-                Token(token) => {
-                    let read_closed = event.is_read_closed();
-                    if let Some(conn) = &mut conns[token] {
-                        let result = conn.on_event(client, read_closed, &mut record);
-                        settle(&mut conns[token], result, client, &mut live);
-                        touched.push(token);
-                    }
-                }
+                TIMER => alarm.rang(),
+                START => generator.touch_all(),
+                Token(token) => generator.on_event(token, event.is_read_closed()),
             }
         }
-        if !stopped && client.phase() == Phase::Stopping {
-            stopped = true;
-            touched.extend(0..conns.len());
-            for conn in conns.iter_mut().flatten() {
-                conn.paced.stop(&mut record);
-            }
+        generator.stop_if_stopping();
+        generator.take_due(now);
+        generator.idled(turn, now - turn);
+        generator.send_touched();
+    }
+    client.paced(&generator.record);
+    outcome
+}
+
+/// One thread's connections, their schedules, and what they measured.
+struct Generator<'a> {
+    client: &'a Client,
+    conns: Vec<Option<Conn<'a>>>,
+    /// The due times queued, earliest first, each with its connection.
+    due: BinaryHeap<Reverse<(Instant, usize)>>,
+    record: Record,
+    stopped: bool,
+    live: usize,
+    /// The connections a turn of the loop has work for: kept between
+    /// turns, so that a turn allocates nothing.
+    touched: Vec<usize>,
+}
+
+impl<'a> Generator<'a> {
+    /// Connections `thread`, `thread + threads`, ... opened, registered
+    /// with `poll`.
+    fn new(client: &'a Client, thread: usize, poll: &Poll) -> io::Result<Self> {
+        let threads = client.config.threads;
+        let mut conns = Vec::new();
+        for (token, index) in (thread..client.config.connections)
+            .step_by(threads)
+            .enumerate()
+        {
+            conns.push(Some(Conn {
+                pipe: open(client, poll.registry(), Token(token))?,
+                paced: Paced::new(client),
+                index,
+                connected: false,
+                half_closed: false,
+                queued: None,
+            }));
         }
+        Ok(Self {
+            client,
+            live: conns.len(),
+            conns,
+            due: BinaryHeap::new(),
+            record: Record::new(client.config.slices()),
+            stopped: false,
+            touched: Vec::new(),
+        })
+    }
+
+    /// The earliest due time, or the window's end while it runs.
+    fn next(&self) -> Option<Instant> {
+        let close = (self.client.window())
+            .map(|(_, close)| close)
+            .filter(|_| !self.stopped);
+        let due = self.due.peek().map(|Reverse((t, _))| *t);
+        due.into_iter().chain(close).min()
+    }
+
+    fn touch_all(&mut self) {
+        self.touched.extend(0..self.conns.len());
+    }
+
+    /// A connection's socket has news.
+    fn on_event(&mut self, token: usize, read_closed: bool) {
+        if let Some(conn) = &mut self.conns[token] {
+            let result = conn.on_event(self.client, read_closed, &mut self.record);
+            settle(&mut self.conns[token], result, self.client, &mut self.live);
+            self.touched.push(token);
+        }
+    }
+
+    /// Once the client stops, every connection stops its schedule.
+    fn stop_if_stopping(&mut self) {
+        if self.stopped || self.client.phase() != Phase::Stopping {
+            return;
+        }
+        self.stopped = true;
+        self.touch_all();
+        for conn in self.conns.iter_mut().flatten() {
+            conn.paced.stop(&mut self.record);
+        }
+    }
+
+    /// The connections due by `now`, touched; how late the first was woken.
+    fn take_due(&mut self, now: Instant) {
         let mut first = true;
-        while let Some(&Reverse((at, token))) = due.peek() {
+        while let Some(&Reverse((at, token))) = self.due.peek() {
             if at > now {
                 break;
             }
-            due.pop();
-            if std::mem::take(&mut first) && matches!(client.phase(), Phase::Measuring(_)) {
-                record.woke(now - at);
+            self.due.pop();
+            if std::mem::take(&mut first) && matches!(self.client.phase(), Phase::Measuring(_)) {
+                self.record.woke(now - at);
             }
-            if let Some(conn) = &mut conns[token]
+            if let Some(conn) = &mut self.conns[token]
                 && conn.queued == Some(at)
             {
                 conn.queued = None;
-                touched.push(token);
+                self.touched.push(token);
             }
         }
-        // Waiting for events was the generator's idle time, and so was a
-        // turn that found nothing to do.
-        if matches!(client.phase(), Phase::Measuring(_)) {
-            record.idled(match touched.is_empty() {
+    }
+
+    /// Waiting for events was the generator's idle time, and so was a
+    /// turn (from `turn`) that found nothing to do.
+    fn idled(&mut self, turn: Instant, waited: Duration) {
+        if matches!(self.client.phase(), Phase::Measuring(_)) {
+            self.record.idled(match self.touched.is_empty() {
                 true => turn.elapsed(),
                 false => waited,
             });
         }
-        for &token in &touched {
-            let Some(conn) = &mut conns[token] else {
+    }
+
+    /// Each touched connection sends what is due, and queues its next due
+    /// time.
+    fn send_touched(&mut self) {
+        for &token in &self.touched {
+            let Some(conn) = &mut self.conns[token] else {
                 continue;
             };
-            let result = conn.send(client, &mut record);
-            settle(&mut conns[token], result, client, &mut live);
-            if let Some(conn) = &mut conns[token]
+            let result = conn.send(self.client, &mut self.record);
+            settle(&mut self.conns[token], result, self.client, &mut self.live);
+            if let Some(conn) = &mut self.conns[token]
                 && let Some(at) = conn.paced.due()
                 && conn.queued != Some(at)
             {
                 conn.queued = Some(at);
-                due.push(Reverse((at, token)));
+                self.due.push(Reverse((at, token)));
             }
         }
     }
-    client.paced(&record);
-    outcome
+}
+
+/// The timerfd that wakes the loop shortly before a due time.
+struct Alarm {
+    timer: TimerFd,
+    armed: Option<Instant>,
+}
+
+impl Alarm {
+    fn new(poll: &Poll) -> io::Result<Self> {
+        let timer = TimerFd::new(
+            ClockId::CLOCK_MONOTONIC,
+            TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
+        )?;
+        poll.registry().register(
+            &mut SourceFd(&timer.as_fd().as_raw_fd()),
+            TIMER,
+            Interest::READABLE,
+        )?;
+        Ok(Self { timer, armed: None })
+    }
+
+    /// How long to wait for events with `next` due: none where it is (or
+    /// spinning to it), else the failure check's while the timer, set
+    /// for [`SPIN`] before it, wakes the loop.
+    fn timeout(&mut self, next: Option<Instant>, now: Instant) -> io::Result<Option<Duration>> {
+        Ok(
+            match next.map(|next| next.checked_sub(SPIN).unwrap_or(next)) {
+                Some(wake) if wake <= now => Some(Duration::ZERO),
+                Some(wake) => {
+                    if self.armed != Some(wake) {
+                        let wait = TimeSpec::from_duration(wake - now);
+                        (self.timer).set(Expiration::OneShot(wait), TimerSetTimeFlags::empty())?;
+                        self.armed = Some(wake);
+                    }
+                    Some(FAILURE_CHECK)
+                }
+                None => Some(FAILURE_CHECK),
+            },
+        )
+    }
+
+    /// A time set that has passed is set no more.
+    fn passed(&mut self, now: Instant) {
+        if self.armed.is_some_and(|at| at <= now) {
+            self.armed = None;
+        }
+    }
+
+    /// Clears its readiness; a timer set again expires anew.
+    fn rang(&self) {
+        let _ = nix::unistd::read(&self.timer, &mut [0u8; 8]);
+    }
 }
 
 /// Ends a connection whose session ended or failed.

@@ -14,7 +14,10 @@ impl Render for Markdown {
             true => "**A regression, confirmed.**",
             false => "No confirmed regression.",
         };
-        let mut out = format!("{verdict} {}\n\n", comparison.tally());
+        let mut out = comparison
+            .across_machines()
+            .map_or(String::new(), |line| format!("**{line}**\n\n"));
+        out.push_str(&format!("{verdict} {}\n\n", comparison.tally()));
         let found = findings::lines(comparison);
         if !found.is_empty() {
             out.push_str(&format!("{}\n\n", findings::HEADING));

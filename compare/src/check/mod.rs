@@ -98,6 +98,11 @@ pub fn check(options: Options) -> Result<Outcome> {
             verdicts::within(name, run, baseline, candidate)?
         }
         ([(bn, b), (cn, c)], None) => {
+            // Two machines are said first, on stderr too: the JSON formats
+            // have no line for it.
+            if let Some(differ) = b.host.differs_from(&c.host) {
+                eprintln!("warning: the two runs ran on different machines ({differ})");
+            }
             for warning in verdicts::differences(b, c) {
                 eprintln!("warning: {warning}");
             }

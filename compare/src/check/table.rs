@@ -15,8 +15,11 @@ impl Render for Table {
         for row in comparison.rows() {
             t.add_row(row);
         }
+        let across = comparison
+            .across_machines()
+            .map_or(String::new(), |line| format!("{line}\n"));
         Ok(format!(
-            "{}{t}\n{}{}",
+            "{across}{}{t}\n{}{}",
             comparison.preamble(),
             epilogue(comparison),
             comparison.why(false)

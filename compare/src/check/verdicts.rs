@@ -112,6 +112,8 @@ pub struct Comparison {
     pub unmatched: Vec<String>,
     /// The explanations of flagged cells, where there are any.
     pub explanations: Vec<Explanation>,
+    /// How the two runs' machines differ, where they do.
+    pub machines: Option<String>,
 }
 
 /// A flagged cell's explanation ([`crate::explain`]): where its page lies
@@ -275,6 +277,8 @@ pub struct Sides<'a> {
     /// The figures judged, where not every figure the verdicts judge:
     /// the family whose false alarms the rule bounds is these.
     only: Option<Vec<Metric>>,
+    /// How the two runs' machines differ, where they do.
+    machines: Option<String>,
 }
 
 impl Sides<'_> {
@@ -369,6 +373,7 @@ pub fn within<'a>(
         paired: true,
         learned: BTreeMap::new(),
         only: None,
+        machines: None,
     })
 }
 
@@ -383,10 +388,12 @@ pub fn between<'a>(bn: &str, b: &'a Results, cn: &str, c: &'a Results) -> Sides<
         paired: false,
         learned: BTreeMap::new(),
         only: None,
+        machines: b.host.differs_from(&c.host),
     }
 }
 
-/// What differs between two runs' machines and settings.
+/// What differs between two runs' settings (their machines are the
+/// comparison's first line: [`Comparison::across_machines`]).
 pub fn differences(b: &Results, c: &Results) -> Vec<String> {
     let mut out = Vec::new();
     let mut differ = |what: &str, x: String, y: String| {
@@ -394,19 +401,6 @@ pub fn differences(b: &Results, c: &Results) -> Vec<String> {
             out.push(format!("the runs differ in {what}: {x} vs {y}"));
         }
     };
-    let (hb, hc) = (&b.host, &c.host);
-    differ("host", format!("{:?}", hb.name), format!("{:?}", hc.name));
-    differ(
-        "CPU model",
-        format!("{:?}", hb.cpu_model),
-        format!("{:?}", hc.cpu_model),
-    );
-    differ("CPUs", format!("{:?}", hb.cpus), format!("{:?}", hc.cpus));
-    differ(
-        "kernel",
-        format!("{:?}", hb.kernel),
-        format!("{:?}", hc.kernel),
-    );
     let (kb, kc) = (&b.config, &c.config);
     differ("window (s)", kb.seconds.to_string(), kc.seconds.to_string());
     differ("warm-up (s)", kb.warmup.to_string(), kc.warmup.to_string());
@@ -428,7 +422,6 @@ pub fn differences(b: &Results, c: &Results) -> Vec<String> {
 /// Judges every matched cell by `rule`; lists the cells that could not be
 /// compared.
 pub fn judge(sides: &Sides, rule: Rule) -> Result<Comparison> {
-    let (thresholds, confidence) = (rule.thresholds, rule.confidence);
     let mut unmatched = Vec::new();
     // Every figure to judge, in order.
     let mut tasks: Vec<Task> = Vec::new();
@@ -446,119 +439,9 @@ pub fn judge(sides: &Sides, rule: Rule) -> Result<Comparison> {
             ));
             continue;
         }
-        // The figures too few runs give, by how few and how many they need.
-        let mut short: BTreeMap<(usize, usize), Vec<&str>> = BTreeMap::new();
-        // Where the open loop fell behind its schedule, the round trips
-        // (timed from when each block was due) grow with the lag: the timed
-        // figures measure the backlog, not the server. The costs still hold.
-        let behind = b.not_sustained().or(c.not_sustained());
-        let mut unsustained: Vec<&str> = Vec::new();
-        for metric in Figure::judged().filter(|&m| sides.judges(m)) {
-            if behind.is_some() && metric.judged == Some(Judged::Timed) {
-                unsustained.push(metric.label);
-                continue;
-            }
-            let (mut bv, mut cv) = (b.values(metric), c.values(metric));
-            let (fewest, needed) = (bv.len().min(cv.len()), fewest_runs(metric));
-            if (1..needed).contains(&fewest) {
-                short
-                    .entry((fewest, needed))
-                    .or_default()
-                    .push(metric.label);
-                continue;
-            }
-            // Neither side without a value: a ratio of medians needs both.
-            if bv.is_empty() || cv.is_empty() {
-                continue;
-            }
-            // A count that is none on one side (futex calls of a runtime
-            // that never parks) still has a ratio.
-            for v in bv.iter_mut().chain(cv.iter_mut()) {
-                *v += floor(metric);
-            }
-            tasks.push(Task {
-                key,
-                b,
-                c,
-                metric,
-                bv,
-                cv,
-            });
-        }
-        if let Some(why) = behind.filter(|_| !unsustained.is_empty()) {
-            unmatched.push(format!(
-                "{}, {}: the open loop's rate was not sustained on a side ({why})",
-                label(key, c),
-                unsustained.join(", "),
-            ));
-        }
-        for ((fewest, needed), figures) in short {
-            unmatched.push(format!(
-                "{}, {}: {fewest} run(s) on a side, too few for an interval (at least {needed})",
-                label(key, c),
-                figures.join(", "),
-            ));
-        }
+        tasks.extend(cell_tasks(sides, key, [b, c], &mut unmatched));
     }
-    let mut judgements: Vec<Judgement> = tasks
-        .iter()
-        .map(|task| {
-            let Task {
-                key,
-                b,
-                c,
-                metric,
-                bv,
-                cv,
-            } = task;
-            let metric = *metric;
-            let paired = sides.paired && !metric.counted();
-            let Interval { ratio, low, high } = match paired {
-                true => stats::paired_ratio(bv, cv, confidence),
-                false => stats::ratio_of_medians(bv, cv, confidence),
-            }
-            .expect("both sides have values");
-            let change = match paired {
-                true => LogChange::paired(bv, cv),
-                false => LogChange::unpaired(bv, cv),
-            }
-            .expect("both sides have runs enough");
-            let learned = sides.learned.get(&((*key).clone(), metric));
-            let threshold = match (metric.counted(), learned) {
-                (false, Some(learned)) => learned.threshold,
-                _ => thresholds.of(metric),
-            };
-            let floor = floor(metric);
-            let range = |v: &[f64]| {
-                let min = v.iter().copied().fold(f64::INFINITY, f64::min);
-                (min - floor, v.iter().copied().fold(min, f64::max) - floor)
-            };
-            let median = |v: &[f64]| stats::median(v).unwrap_or(0.0) - floor;
-            Judgement {
-                cell: label(key, c),
-                key: cell_key(c, true),
-                metric,
-                baseline: median(bv),
-                candidate: median(cv),
-                baseline_range: range(bv),
-                candidate_range: range(cv),
-                ratio,
-                low,
-                high,
-                threshold,
-                learned_from: learned.map(|l| l.runs),
-                verdict: Verdict::of(
-                    Interval { ratio, low, high },
-                    threshold,
-                    metric.bigger_is_better(),
-                ),
-                change,
-                p: 1.0,
-                confirmed: false,
-                client_bound: b.client_bound || c.client_bound,
-            }
-        })
-        .collect();
+    let mut judgements: Vec<Judgement> = tasks.iter().map(|t| t.judged(sides, &rule)).collect();
     confirm(&mut judgements, rule.alpha());
     for (key, c) in &sides.candidate {
         if !sides.baseline.contains_key(key) {
@@ -587,7 +470,73 @@ pub fn judge(sides: &Sides, rule: Rule) -> Result<Comparison> {
         judgements,
         unmatched,
         explanations: Vec::new(),
+        machines: sides.machines.clone(),
     })
+}
+
+/// The figures of a matched pair of cells to judge; those that cannot be
+/// judged are said in `unmatched`, with why.
+fn cell_tasks<'a>(
+    sides: &Sides,
+    key: &'a Key,
+    [b, c]: [&'a Cell; 2],
+    unmatched: &mut Vec<String>,
+) -> Vec<Task<'a>> {
+    let mut tasks = Vec::new();
+    // The figures too few runs give, by how few and how many they need.
+    let mut short: BTreeMap<(usize, usize), Vec<&str>> = BTreeMap::new();
+    // Where the open loop fell behind its schedule, the round trips
+    // (timed from when each block was due) grow with the lag: the timed
+    // figures measure the backlog, not the server. The costs still hold.
+    let behind = b.not_sustained().or(c.not_sustained());
+    let mut unsustained: Vec<&str> = Vec::new();
+    for metric in Figure::judged().filter(|&m| sides.judges(m)) {
+        if behind.is_some() && metric.judged == Some(Judged::Timed) {
+            unsustained.push(metric.label);
+            continue;
+        }
+        let (mut bv, mut cv) = (b.values(metric), c.values(metric));
+        let (fewest, needed) = (bv.len().min(cv.len()), fewest_runs(metric));
+        if (1..needed).contains(&fewest) {
+            short
+                .entry((fewest, needed))
+                .or_default()
+                .push(metric.label);
+            continue;
+        }
+        // Neither side without a value: a ratio of medians needs both.
+        if bv.is_empty() || cv.is_empty() {
+            continue;
+        }
+        // A count that is none on one side (futex calls of a runtime
+        // that never parks) still has a ratio.
+        for v in bv.iter_mut().chain(cv.iter_mut()) {
+            *v += floor(metric);
+        }
+        tasks.push(Task {
+            key,
+            b,
+            c,
+            metric,
+            bv,
+            cv,
+        });
+    }
+    if let Some(why) = behind.filter(|_| !unsustained.is_empty()) {
+        unmatched.push(format!(
+            "{}, {}: the open loop's rate was not sustained on a side ({why})",
+            label(key, c),
+            unsustained.join(", "),
+        ));
+    }
+    for ((fewest, needed), figures) in short {
+        unmatched.push(format!(
+            "{}, {}: {fewest} run(s) on a side, too few for an interval (at least {needed})",
+            label(key, c),
+            figures.join(", "),
+        ));
+    }
+    tasks
 }
 
 /// Confirms the flags that hold with every figure judged together: each
@@ -622,6 +571,67 @@ struct Task<'a> {
     cv: Vec<f64>,
 }
 
+impl Task<'_> {
+    /// The figure judged by `rule`, before the flags are confirmed
+    /// together.
+    fn judged(&self, sides: &Sides, rule: &Rule) -> Judgement {
+        let Task {
+            key,
+            b,
+            c,
+            metric,
+            bv,
+            cv,
+        } = self;
+        let metric = *metric;
+        let paired = sides.paired && !metric.counted();
+        let Interval { ratio, low, high } = match paired {
+            true => stats::paired_ratio(bv, cv, rule.confidence),
+            false => stats::ratio_of_medians(bv, cv, rule.confidence),
+        }
+        .expect("both sides have values");
+        let change = match paired {
+            true => LogChange::paired(bv, cv),
+            false => LogChange::unpaired(bv, cv),
+        }
+        .expect("both sides have runs enough");
+        let learned = sides.learned.get(&((*key).clone(), metric));
+        let threshold = match (metric.counted(), learned) {
+            (false, Some(learned)) => learned.threshold,
+            _ => rule.thresholds.of(metric),
+        };
+        let floor = floor(metric);
+        let range = |v: &[f64]| {
+            let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+            (min - floor, v.iter().copied().fold(min, f64::max) - floor)
+        };
+        let median = |v: &[f64]| stats::median(v).unwrap_or(0.0) - floor;
+        Judgement {
+            cell: label(key, c),
+            key: cell_key(c, true),
+            metric,
+            baseline: median(bv),
+            candidate: median(cv),
+            baseline_range: range(bv),
+            candidate_range: range(cv),
+            ratio,
+            low,
+            high,
+            threshold,
+            learned_from: learned.map(|l| l.runs),
+            verdict: Verdict::of(
+                Interval { ratio, low, high },
+                threshold,
+                metric.bigger_is_better(),
+            ),
+            change,
+            p: 1.0,
+            confirmed: false,
+            client_bound: b.client_bound || c.client_bound,
+        }
+    }
+}
+
 /// A cell's label: its key, with the implementation taken from the cell.
 fn label(key: &Key, cell: &Cell) -> String {
     key.named_as(cell).label()
@@ -647,6 +657,17 @@ pub fn badness(f: &Judgement) -> f64 {
 }
 
 impl Comparison {
+    /// The line every format says first where the two runs ran on two
+    /// machines; none on one.
+    pub fn across_machines(&self) -> Option<String> {
+        self.machines.as_ref().map(|differ| {
+            format!(
+                "ACROSS MACHINES: the two runs ran on different machines ({differ}); a figure \
+                 that moved may have moved with the machine, not with the code"
+            )
+        })
+    }
+
     /// What was compared and by which rule, before the table.
     pub fn preamble(&self) -> String {
         let timed = match self.paired {

@@ -75,23 +75,6 @@ pub struct Settings {
     pub wakes: bool,
 }
 
-impl Settings {
-    /// What a flag of a check or a bisect is explained with, where nothing
-    /// else is asked: both sides counted, and their wake-ups traced where
-    /// perf runs (a flagged wake-up's path is what a cost flag needs).
-    pub fn for_flags(profile: &str) -> Self {
-        Self {
-            sides: vec![Side::Server, Side::Client],
-            repeat: defaults::EXPLAIN_REPEAT as usize,
-            blocks: defaults::EXPLAIN_BLOCKS,
-            profile: profile.into(),
-            sampled: false,
-            sample_seconds: defaults::SAMPLE_SECONDS,
-            wakes: true,
-        }
-    }
-}
-
 impl Options {
     /// The results file of each side: the baseline's, the candidate's
     /// (the same file, inside one run).
@@ -289,7 +272,7 @@ pub fn explain(options: &Options, mut progress: impl FnMut(&str)) -> Result<Vec<
         None => None,
     };
     if let Some(c) = &candidate
-        && let Some(differ) = programs::machines_differ(&baseline.host, &c.host)
+        && let Some(differ) = baseline.host.differs_from(&c.host)
     {
         bail!(
             "the two runs ran on different machines ({differ}): explain runs both sides \

@@ -11,7 +11,7 @@ use crate::binaries;
 use crate::implementation::Implementation;
 use crate::plan::Plan;
 use crate::program::{Program, Programs};
-use crate::results::{Host, Results};
+use crate::results::Results;
 
 /// One run's programs for an explanation.
 pub struct Programmed {
@@ -94,33 +94,4 @@ pub fn programmed(
         ))),
     };
     Ok(Programmed { plain, traced })
-}
-
-/// What differs between two runs' machines, as a phrase; none where they
-/// are one machine (its name, CPU model, CPUs and kernel alike).
-pub fn machines_differ(a: &Host, b: &Host) -> Option<String> {
-    let fields: [(&str, String, String); 4] = [
-        ("name", format!("{:?}", a.name), format!("{:?}", b.name)),
-        (
-            "CPU",
-            format!("{:?}", a.cpu_model),
-            format!("{:?}", b.cpu_model),
-        ),
-        (
-            "logical CPUs",
-            format!("{:?}", a.logical_cpus),
-            format!("{:?}", b.logical_cpus),
-        ),
-        (
-            "kernel",
-            format!("{:?}", a.kernel),
-            format!("{:?}", b.kernel),
-        ),
-    ];
-    let differ: Vec<String> = fields
-        .into_iter()
-        .filter(|(_, x, y)| x != y)
-        .map(|(what, x, y)| format!("{what} {x} against {y}"))
-        .collect();
-    (!differ.is_empty()).then(|| differ.join(", "))
 }

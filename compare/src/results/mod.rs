@@ -94,6 +94,34 @@ pub struct Host {
     pub nofile_hard: Option<u64>,
 }
 
+impl Host {
+    /// What differs between this run's machine and `other`'s, as a phrase
+    /// ("CPU AMD EPYC against Intel Xeon, kernel 6.18.44 against 6.1.0");
+    /// none where they are one machine: its name, CPU model, CPUs and
+    /// kernel alike.
+    pub fn differs_from(&self, other: &Host) -> Option<String> {
+        fn said<T: std::fmt::Display>(v: &Option<T>) -> String {
+            v.as_ref().map_or("unknown".into(), T::to_string)
+        }
+        let fields = [
+            ("name", said(&self.name), said(&other.name)),
+            ("CPU", said(&self.cpu_model), said(&other.cpu_model)),
+            (
+                "logical CPUs",
+                said(&self.logical_cpus),
+                said(&other.logical_cpus),
+            ),
+            ("kernel", said(&self.kernel), said(&other.kernel)),
+        ];
+        let differ: Vec<String> = fields
+            .into_iter()
+            .filter(|(_, x, y)| x != y)
+            .map(|(what, x, y)| format!("{what} {x} against {y}"))
+            .collect();
+        (!differ.is_empty()).then(|| differ.join(", "))
+    }
+}
+
 /// The options of the run.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Config {

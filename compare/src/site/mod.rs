@@ -43,30 +43,7 @@ pub struct Options {
 /// Builds the site of `options.history` in `options.out`; `say` hears
 /// each stage.
 pub fn build(options: &Options, say: impl Fn(&str)) -> Result<()> {
-    if let Some(book) = options
-        .book
-        .as_ref()
-        .filter(|b| !b.join("index.html").is_file())
-    {
-        bail!(
-            "{} holds no rendered book: run `mdbook build docs`, or give --book none",
-            book.display()
-        );
-    }
-    let location = Location::from(&options.history);
-    if let Location::File(path) = &location
-        && !path.is_file()
-    {
-        bail!(
-            "no history at {location}: `compare run` appends to it, or `compare history import \
-             DIR` brings in results folders"
-        );
-    }
-    let history = History::open(&location)?;
-    let entries = history.entries()?;
-    if entries.is_empty() {
-        bail!("the history {location} holds no run: import some with `compare history import DIR`");
-    }
+    let (location, history, entries) = opened(options)?;
     say(&format!("{} run(s) in {location}", entries.len()));
     let out = &options.out;
     fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
@@ -111,22 +88,8 @@ pub fn build(options: &Options, say: impl Fn(&str)) -> Result<()> {
         Ok((builder.site, builder.next))
     })?;
     site.series = history.series()?;
-    let mut pages: Vec<(String, String)> = Vec::new();
-    for i in 0..site.runs.len() {
-        pages.push((site.runs[i].page(), run::page(&site, i)?));
-    }
-    let mut charts = 0;
     let implementations = site.implementations();
-    for (name, series) in &implementations {
-        let (text, drawn) = implementation::page(&site, name, series)?;
-        charts += drawn;
-        pages.push((implementation_page(name), text));
-    }
-    pages.push(("index.html".into(), index::page(&site)?));
-    pages.push((
-        "compare.html".into(),
-        comparison::chooser(&site, &location.to_string()),
-    ));
+    let (pages, charts) = pages(&site, &implementations, &location)?;
     for (path, text) in &pages {
         write(out, path, text)?;
     }
@@ -157,6 +120,61 @@ pub fn build(options: &Options, say: impl Fn(&str)) -> Result<()> {
         site.comparisons.len()
     ));
     Ok(())
+}
+
+/// The history `options` name, and the runs it holds; refused where
+/// there is none, or no book where one is asked.
+fn opened(options: &Options) -> Result<(Location, History, Vec<Entry>)> {
+    if let Some(book) = options
+        .book
+        .as_ref()
+        .filter(|b| !b.join("index.html").is_file())
+    {
+        bail!(
+            "{} holds no rendered book: run `mdbook build docs`, or give --book none",
+            book.display()
+        );
+    }
+    let location = Location::from(&options.history);
+    if let Location::File(path) = &location
+        && !path.is_file()
+    {
+        bail!(
+            "no history at {location}: `compare run` appends to it, or `compare history import \
+             DIR` brings in results folders"
+        );
+    }
+    let history = History::open(&location)?;
+    let entries = history.entries()?;
+    if entries.is_empty() {
+        bail!("the history {location} holds no run: import some with `compare history import DIR`");
+    }
+    Ok((location, history, entries))
+}
+
+/// Every page made now, by its path in the site, and the trend charts
+/// drawn in them.
+fn pages(
+    site: &Site,
+    implementations: &BTreeMap<String, Vec<&crate::history::Series>>,
+    location: &Location,
+) -> Result<(Vec<(String, String)>, usize)> {
+    let mut pages: Vec<(String, String)> = Vec::new();
+    for i in 0..site.runs.len() {
+        pages.push((site.runs[i].page(), run::page(site, i)?));
+    }
+    let mut charts = 0;
+    for (name, series) in implementations {
+        let (text, drawn) = implementation::page(site, name, series)?;
+        charts += drawn;
+        pages.push((implementation_page(name), text));
+    }
+    pages.push(("index.html".into(), index::page(site)?));
+    pages.push((
+        "compare.html".into(),
+        comparison::chooser(site, &location.to_string()),
+    ));
+    Ok((pages, charts))
 }
 
 /// What a build reused and made, counted for its progress.

@@ -70,6 +70,27 @@ fn a_run_agrees_with_itself_and_a_halved_throughput_is_caught() {
     assert!(stdout.contains("mio, 1 thread, 10 connections"), "{stdout}");
     assert!(stdout.contains("0 regressed, 0 improved"), "{stdout}");
     assert!(stdout.contains("+0.0%"), "{stdout}");
+    // The same figures from another kernel: each format says so first.
+    let moved = out_dir("check-moved").join("results.json");
+    let mut results = Results::load(&a).unwrap();
+    results.host.kernel = Some("6.1.0-other".into());
+    std::fs::create_dir_all(moved.parent().unwrap()).unwrap();
+    results.save(&moved).unwrap();
+    for format in ["table", "markdown"] {
+        let args = [a.to_str().unwrap(), moved.to_str().unwrap()];
+        let (code, stdout, stderr) = check(&[&args[..], &["--format", format]].concat());
+        assert_eq!(code, Some(0), "{stdout}{stderr}");
+        let first = stdout.lines().next().unwrap_or_default();
+        assert!(
+            first
+                .trim_start_matches("**")
+                .starts_with("ACROSS MACHINES")
+                && first.contains("against 6.1.0-other"),
+            "{stdout}"
+        );
+        let warned = "warning: the two runs ran on different machines (kernel";
+        assert!(stderr.starts_with(warned), "{stderr}");
+    }
 
     // The run against itself with half the throughput, at the default
     // threshold: a cut that a disturbed run among seven cannot hide (a 30%

@@ -125,16 +125,37 @@ fn finished_runs_are_kept_beside_their_folders_and_check_says_which_rule_decided
         "{table}"
     );
 
-    // The site shows both runs, each beside its report, and judges one
-    // against the other.
     let site = dir.join("site");
     site_of_two(path.to_str().unwrap(), &site);
+    let slugs = both_runs_and_their_comparison(&site);
+    built_again_keeps_what_did_not_change(&path, &site, &dir, &slugs);
+    a_run_that_no_longer_decodes_stops_the_site(&path, &site);
+    // Kept nowhere with --history none; a folder that holds no results is
+    // refused by name.
+    run_mio(&dir.join("c"), "1", &["--history", "none"]);
+    list("3 run(s)");
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let args = [
+        &["history", "import", empty.to_str().unwrap()],
+        &history_arg[..],
+    ]
+    .concat();
+    let output = compare(&args);
+    assert_eq!(output.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains("holds no results file"), "{said}");
+}
+
+/// The site of two runs shows both, each beside its report, and judges
+/// one against the other: the runs' slugs.
+fn both_runs_and_their_comparison(site: &Path) -> Vec<String> {
     let read = |page: &str| std::fs::read_to_string(site.join(page)).unwrap();
     let index = read("index.html");
-    let slugs: Vec<&str> = index
+    let slugs: Vec<String> = index
         .split("href=\"runs/")
         .skip(1)
-        .filter_map(|rest| rest.split('/').next())
+        .filter_map(|rest| rest.split('/').next().map(String::from))
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
         .collect();
@@ -155,15 +176,20 @@ fn finished_runs_are_kept_beside_their_folders_and_check_says_which_rule_decided
     let mio = read("implementations/mio.html");
     assert!(mio.contains("<svg") && mio.contains("2 runs"), "{mio}");
 
-    // Built again: what did not change is kept as it was, and the pages of
-    // what the history no longer has go (what else the folder holds stays).
+    slugs
+}
+
+/// Built again: what did not change is kept as it was, and the pages of
+/// what the history no longer has go (what else the folder holds stays).
+fn built_again_keeps_what_did_not_change(path: &Path, site: &Path, dir: &Path, slugs: &[String]) {
+    let read = |page: &str| std::fs::read_to_string(site.join(page)).unwrap();
     let report = site.join(format!("runs/{}/report.html", slugs[0]));
     let written = || std::fs::metadata(&report).unwrap().modified().unwrap();
     let before = written();
     std::fs::create_dir_all(site.join("runs/gone")).unwrap();
     std::fs::write(site.join("comparisons/gone.html"), "").unwrap();
     std::fs::write(site.join("mine.txt"), "").unwrap();
-    let said = site_again(&path, &site);
+    let said = site_again(path, site);
     assert!(
         said.contains("2 of 2 run(s): 0 report(s) made, 0 comparison(s) judged, 3 kept")
             && said.contains("2 page(s) of runs no longer there removed"),
@@ -174,7 +200,7 @@ fn finished_runs_are_kept_beside_their_folders_and_check_says_which_rule_decided
     assert!(site.join("mine.txt").exists());
     // A night later: its report, and it against the run before it.
     run_mio(&dir.join("later"), "6", &[]);
-    let said = site_again(&path, &site);
+    let said = site_again(path, site);
     assert!(
         said.contains("3 of 3 run(s): 1 report(s) made, 1 comparison(s) judged, 3 kept"),
         "{said}"
@@ -184,14 +210,17 @@ fn finished_runs_are_kept_beside_their_folders_and_check_says_which_rule_decided
     assert_eq!(index.matches("href=\"comparisons/").count(), 2, "{index}");
     // Without its manifest (a build cut short leaves none), all again.
     std::fs::remove_file(site.join("site-manifest.json")).unwrap();
-    let said = site_again(&path, &site);
+    let said = site_again(path, site);
     assert!(
         said.contains("3 of 3 run(s): 3 report(s) made, 2 comparison(s) judged, 0 kept"),
         "{said}"
     );
-    // A run whose repetitions no longer decode, read ahead of the pages:
-    // the build stops on it, by name, and keeps no manifest of itself.
-    let db = rusqlite::Connection::open(&path).unwrap();
+}
+
+/// A run whose repetitions no longer decode, read ahead of the pages:
+/// the build stops on it, by name, and keeps no manifest of itself.
+fn a_run_that_no_longer_decodes_stops_the_site(path: &Path, site: &Path) {
+    let db = rusqlite::Connection::open(path).unwrap();
     let latest: i64 = db
         .query_row("SELECT max(id) FROM run", [], |row| row.get(0))
         .unwrap();
@@ -218,22 +247,6 @@ fn finished_runs_are_kept_beside_their_folders_and_check_says_which_rule_decided
         "{said}"
     );
     assert!(!site.join("site-manifest.json").exists());
-
-    // Kept nowhere with --history none; a folder that holds no results is
-    // refused by name.
-    run_mio(&dir.join("c"), "1", &["--history", "none"]);
-    list("3 run(s)");
-    let empty = dir.join("empty");
-    std::fs::create_dir_all(&empty).unwrap();
-    let args = [
-        &["history", "import", empty.to_str().unwrap()],
-        &history_arg[..],
-    ]
-    .concat();
-    let output = compare(&args);
-    assert_eq!(output.status.code(), Some(2));
-    let said = String::from_utf8_lossy(&output.stderr);
-    assert!(said.contains("holds no results file"), "{said}");
 }
 
 #[test]

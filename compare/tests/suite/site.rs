@@ -93,21 +93,7 @@ fn the_committed_reports_come_back_out_of_the_history_and_make_a_site_a_browser_
     );
     assert!(said.contains("every link checked"), "{said}");
 
-    // Every committed run went in, and comes back out as its file was.
-    let history = History::open(&dir.join("site.history.sqlite")).unwrap();
-    let entries = history.entries().unwrap();
-    let committed = results_files(&workspace.join("reports"));
-    assert!(
-        committed >= 38 && entries.len() == committed,
-        "{} of {committed}",
-        entries.len()
-    );
-    let json = |r: &Results| serde_json::to_value(r).unwrap();
-    for entry in entries {
-        let kept = Results::load(&workspace.join(&entry.source)).unwrap();
-        let back = history.load(entry.id).unwrap();
-        assert!(json(&back) == json(&kept), "{} differs", entry.source);
-    }
+    every_committed_run_comes_back_out(&dir.join("site.history.sqlite"), &workspace);
     let profile = dir.join("chromium-profile");
     let (index, found) = open_clean(&site, "index.html", &profile);
     assert!(found["tables"] > 0, "{}", index.self_check());
@@ -176,6 +162,24 @@ fn the_committed_reports_come_back_out_of_the_history_and_make_a_site_a_browser_
         refused.dom.contains("<output>choose two runs</output>"),
         "{pair}"
     );
+}
+
+/// Every committed run went in, and comes back out as its file was.
+fn every_committed_run_comes_back_out(history: &Path, workspace: &Path) {
+    let history = History::open(history).unwrap();
+    let entries = history.entries().unwrap();
+    let committed = results_files(&workspace.join("reports"));
+    assert!(
+        committed >= 38 && entries.len() == committed,
+        "{} of {committed}",
+        entries.len()
+    );
+    let json = |r: &Results| serde_json::to_value(r).unwrap();
+    for entry in entries {
+        let kept = Results::load(&workspace.join(&entry.source)).unwrap();
+        let back = history.load(entry.id).unwrap();
+        assert!(json(&back) == json(&kept), "{} differs", entry.source);
+    }
 }
 
 #[test]

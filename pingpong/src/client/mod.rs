@@ -9,6 +9,7 @@ mod state;
 mod tasks;
 
 pub use datagram::{DatagramSession, Reply, datagram_connection};
+pub(crate) use open_loop_record::Record as OpenLoopRecord;
 pub use session::{Next, Session, SessionError};
 pub(crate) use state::Shares;
 pub use state::{Arrival, Arrivals, Client, ClientConfig, Phase};

@@ -7,7 +7,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::client::open_loop::not_sustained;
-use crate::client::{Arrival, Client, ClientConfig, Shares};
+use crate::client::{Arrival, Client, ClientConfig, OpenLoopRecord, Shares};
 use crate::fault::{self, Fault};
 use crate::latency;
 use crate::protocol::Protocol;
@@ -136,49 +136,7 @@ fn drive(
         false => None,
     };
 
-    // The window's edges are announced so that the caller can sample the
-    // CPU time of both processes over the window alone.
-    let (window_start, window_end) = match config.blocks {
-        None => {
-            client.start();
-            thread::sleep(config.warmup);
-            if config.rate.is_none() {
-                // And until every connection has had a block back: at
-                // thousands of connections (more so inside TLS) the first
-                // round ends for all of them at once, after the warm-up.
-                // Not forever: a connection starved longer than that is
-                // the window's to show (starved connections).
-                let all = |_: &Shares| client.round_tripped_count() >= wanted;
-                let deadline = Instant::now() + config.first_round_deadline();
-                wait_for(client, done, deadline, all, || None)?;
-            }
-            let window_start = client.open_window();
-            Line::Window(Window::Open).print();
-            // The connections close the window themselves on time; this
-            // wake-up, however late, only tells the caller.
-            let window_end = window_start + config.seconds;
-            thread::sleep(window_end.saturating_duration_since(Instant::now()));
-            client.stop();
-            (window_start, window_end)
-        }
-        Some(_) => {
-            // Every block counts: the window is all the connections' work.
-            let window_start = client.open_window();
-            Line::Window(Window::Open).print();
-            client.start();
-            let ended = |shares: &Shares| shares.connections >= wanted;
-            let late = || Some(ClientError::WindowTimeout(config.window_deadline()));
-            wait_for(
-                client,
-                done,
-                window_start + config.window_deadline(),
-                ended,
-                late,
-            )?;
-            client.stop();
-            (window_start, Instant::now())
-        }
-    };
+    let (window_start, window_end) = window(client, done)?;
     Line::Window(Window::Closed).print();
     let seconds = (window_end - window_start).as_secs_f64();
 
@@ -202,24 +160,7 @@ fn drive(
         Some(record) => Some(latency::encode(&record.corrected)),
         None => client.recorders().map(|r| latency::encode(&r.merged())),
     };
-    let open_loop = paced.map(|record| {
-        let rate = config.rate.expect("an open-loop client has a rate");
-        let achieved = client.bytes() as f64 / config.block as f64 / seconds;
-        let lag_series = record.lag_series();
-        let busy = 1.0 - record.idle.as_secs_f64() / (seconds * config.threads as f64);
-        Box::new(OpenLoop {
-            rate,
-            achieved,
-            due: record.due,
-            returned: record.returned,
-            uncorrected_histogram: latency::encode(&record.uncorrected),
-            lag_histogram: latency::encode(&record.lag),
-            timer_histogram: latency::encode(&record.timer),
-            generator_busy: busy,
-            not_sustained: not_sustained(rate, achieved, &lag_series, busy),
-            lag_series,
-        })
-    });
+    let open_loop = paced.map(|record| open_loop(client, record, seconds));
     let slice_seconds = match config.blocks {
         None => vec![config.slice_length().as_secs_f64(); config.slices()],
         Some(_) => vec![seconds],
@@ -250,6 +191,81 @@ fn drive(
         window_edges: signal.map(|at| {
             [window_start, window_end].map(|edge| edge.saturating_duration_since(at).as_secs_f64())
         }),
+    })
+}
+
+/// The measurement window, from when it opened to when it closed. Its
+/// edges are announced so that the caller can sample the CPU time of both
+/// processes over the window alone.
+fn window(
+    client: &Client,
+    done: &mpsc::Receiver<Outcome>,
+) -> Result<(Instant, Instant), ClientError> {
+    let config = &client.config;
+    let wanted = config.connections;
+    // The window's edges are announced so that the caller can sample the
+    // CPU time of both processes over the window alone.
+    match config.blocks {
+        None => {
+            client.start();
+            thread::sleep(config.warmup);
+            if config.rate.is_none() {
+                // And until every connection has had a block back: at
+                // thousands of connections (more so inside TLS) the first
+                // round ends for all of them at once, after the warm-up.
+                // Not forever: a connection starved longer than that is
+                // the window's to show (starved connections).
+                let all = |_: &Shares| client.round_tripped_count() >= wanted;
+                let deadline = Instant::now() + config.first_round_deadline();
+                wait_for(client, done, deadline, all, || None)?;
+            }
+            let window_start = client.open_window();
+            Line::Window(Window::Open).print();
+            // The connections close the window themselves on time; this
+            // wake-up, however late, only tells the caller.
+            let window_end = window_start + config.seconds;
+            thread::sleep(window_end.saturating_duration_since(Instant::now()));
+            client.stop();
+            Ok((window_start, window_end))
+        }
+        Some(_) => {
+            // Every block counts: the window is all the connections' work.
+            let window_start = client.open_window();
+            Line::Window(Window::Open).print();
+            client.start();
+            let ended = |shares: &Shares| shares.connections >= wanted;
+            let late = || Some(ClientError::WindowTimeout(config.window_deadline()));
+            wait_for(
+                client,
+                done,
+                window_start + config.window_deadline(),
+                ended,
+                late,
+            )?;
+            client.stop();
+            Ok((window_start, Instant::now()))
+        }
+    }
+}
+
+/// What the open loop measured over a window of `seconds`.
+fn open_loop(client: &Client, record: OpenLoopRecord, seconds: f64) -> Box<OpenLoop> {
+    let config = &client.config;
+    let rate = config.rate.expect("an open-loop client has a rate");
+    let achieved = client.bytes() as f64 / config.block as f64 / seconds;
+    let lag_series = record.lag_series();
+    let busy = 1.0 - record.idle.as_secs_f64() / (seconds * config.threads as f64);
+    Box::new(OpenLoop {
+        rate,
+        achieved,
+        due: record.due,
+        returned: record.returned,
+        uncorrected_histogram: latency::encode(&record.uncorrected),
+        lag_histogram: latency::encode(&record.lag),
+        timer_histogram: latency::encode(&record.timer),
+        generator_busy: busy,
+        not_sustained: not_sustained(rate, achieved, &lag_series, busy),
+        lag_series,
     })
 }
 

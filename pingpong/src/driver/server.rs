@@ -94,58 +94,13 @@ pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
     };
     work::set(config.work + slow);
     let (events, rx) = mpsc::channel();
-    let ready = Ready(events.clone());
-    let bind_error = |source| ServerError::Bind {
-        addr: config.bind,
-        source,
-    };
-    let (serve, addr, count, tls): (Serve, _, _, _) = match config.protocol {
-        Protocol::Tcp | Protocol::Http | Protocol::WebSocket => {
-            let count = match R::TOPOLOGY {
-                Topology::Shared => 1,
-                Topology::PerThread => config.threads,
-            };
-            let listeners = bind(config.bind, count).map_err(bind_error)?;
-            let addr = listeners[0].local_addr().map_err(ServerError::Runtime)?;
-            let tls = config.tls.map(Acceptor::new).transpose()?;
-            let server = Server {
-                protocol: config.protocol,
-                listeners,
-                threads: config.threads,
-                echo: Echo {
-                    block: config.block,
-                    buffer: config.block * config.window,
-                    shape: config.shape,
-                },
-                tls: tls.as_ref().map(|t| t.config.clone()),
-                knobs: config.knobs,
-                ready,
-            };
-            let serve: Serve = match config.protocol {
-                Protocol::Tcp => Box::new(move || R::serve(server)),
-                _ => Box::new(move || R::serve_web(server)),
-            };
-            (serve, addr, count, tls)
-        }
-        // One socket per thread whatever the runtime's listener model: a
-        // datagram socket has no connections to spread.
-        Protocol::Udp => {
-            let sockets = bind_datagrams(config.bind, config.threads).map_err(bind_error)?;
-            let addr = sockets[0].local_addr().map_err(ServerError::Runtime)?;
-            let server = DatagramServer {
-                sockets,
-                threads: config.threads,
-                knobs: config.knobs,
-                ready,
-            };
-            (
-                Box::new(move || R::serve_udp(server)),
-                addr,
-                config.threads,
-                None,
-            )
-        }
-    };
+    let (protocol, until_killed) = (config.protocol, config.until_killed);
+    let Bound {
+        serve,
+        addr,
+        count,
+        tls,
+    } = bound::<R>(config, Ready(events.clone()))?;
     let ended = events.clone();
     thread::Builder::new()
         .name("server-runtime".into())
@@ -170,7 +125,7 @@ pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
     Line::Ready(ReadyLine {
         addr,
         listeners: count,
-        backlog: match config.protocol {
+        backlog: match protocol {
             Protocol::Udp => 0,
             _ => backlog_in_force(),
         },
@@ -179,7 +134,7 @@ pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
     })
     .print();
 
-    if !config.until_killed {
+    if !until_killed {
         thread::Builder::new()
             .name("stdin".into())
             .spawn(move || {
@@ -199,6 +154,71 @@ pub fn run<R: Runtime>(config: ServerConfig) -> Result<(), ServerError> {
             Ok(Event::Ended(outcome)) => return Err(ended_error(outcome)),
         }
     }
+}
+
+/// The sockets bound and the runtime ready to serve them.
+struct Bound {
+    serve: Serve,
+    addr: SocketAddr,
+    /// Listeners (or datagram sockets) the runtime serves.
+    count: usize,
+    tls: Option<Acceptor>,
+}
+
+/// Binds the sockets `config` asks of `R` and readies its serving.
+fn bound<R: Runtime>(config: ServerConfig, ready: Ready) -> Result<Bound, ServerError> {
+    let bind_error = |source| ServerError::Bind {
+        addr: config.bind,
+        source,
+    };
+    if config.protocol == Protocol::Udp {
+        // One socket per thread whatever the runtime's listener model: a
+        // datagram socket has no connections to spread.
+        let sockets = bind_datagrams(config.bind, config.threads).map_err(bind_error)?;
+        let addr = sockets[0].local_addr().map_err(ServerError::Runtime)?;
+        let server = DatagramServer {
+            sockets,
+            threads: config.threads,
+            knobs: config.knobs,
+            ready,
+        };
+        return Ok(Bound {
+            serve: Box::new(move || R::serve_udp(server)),
+            addr,
+            count: config.threads,
+            tls: None,
+        });
+    }
+    let count = match R::TOPOLOGY {
+        Topology::Shared => 1,
+        Topology::PerThread => config.threads,
+    };
+    let listeners = bind(config.bind, count).map_err(bind_error)?;
+    let addr = listeners[0].local_addr().map_err(ServerError::Runtime)?;
+    let tls = config.tls.map(Acceptor::new).transpose()?;
+    let server = Server {
+        protocol: config.protocol,
+        listeners,
+        threads: config.threads,
+        echo: Echo {
+            block: config.block,
+            buffer: config.block * config.window,
+            shape: config.shape,
+        },
+        tls: tls.as_ref().map(|t| t.config.clone()),
+        knobs: config.knobs,
+        ready,
+    };
+    let serve: Serve = match config.protocol {
+        Protocol::Tcp => Box::new(move || R::serve(server)),
+        _ => Box::new(move || R::serve_web(server)),
+    };
+    Ok(Bound {
+        serve,
+        addr,
+        count,
+        tls,
+    })
 }
 
 /// What the runtime thread runs: the runtime serving its sockets.
