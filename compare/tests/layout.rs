@@ -1,7 +1,9 @@
 //! The layout the README promises: no import circles in any crate of the
 //! workspace, and every runtime crate's binaries named in compare's list of
-//! adapters (so that a new runtime cannot be forgotten by the suite), and
-//! committed reports light enough for every clone to carry.
+//! adapters (so that a new runtime cannot be forgotten by the suite),
+//! committed reports light enough for every clone to carry, and the
+//! README and the book in step with the code: their links resolve and
+//! every `compare` command they show parses.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -672,5 +674,88 @@ fn the_committed_reports_stay_light() {
     assert!(
         total < 30_000_000,
         "reports/ weighs {total} bytes, over 30 MB: slim a results file (reports/README.md says how)"
+    );
+}
+
+/// Every `compare ...` command of the README's and the book's code blocks
+/// (or `cargo run --release -p compare -- ...`), its lines joined where they
+/// end in `\`, cut at the shell's `#`, `&&`, `|`, `;` and `>`: each as a
+/// shell splits it, beside its file and first line.
+fn documented_commands() -> Vec<(String, Vec<String>)> {
+    let root = workspace();
+    let mut commands = Vec::new();
+    for path in documents()
+        .into_iter()
+        .filter(|p| !p.starts_with(root.join("reports")))
+    {
+        let text = fs::read_to_string(&path).unwrap();
+        let name = path.strip_prefix(&root).unwrap().display().to_string();
+        let mut fenced = false;
+        let (mut joined, mut first) = (String::new(), 0);
+        for (n, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("```") {
+                fenced = !fenced;
+                continue;
+            }
+            if !fenced {
+                continue;
+            }
+            if joined.is_empty() {
+                first = n + 1;
+            }
+            joined.push_str(line.trim_end().trim_end_matches('\\'));
+            joined.push(' ');
+            if line.trim_end().ends_with('\\') {
+                continue;
+            }
+            let command = std::mem::take(&mut joined);
+            let command = command.trim().trim_start_matches("$ ");
+            let command = command
+                .strip_prefix("cargo run --release -p compare -- ")
+                .map(|rest| format!("compare {rest}"))
+                .unwrap_or_else(|| command.to_string());
+            if !command.starts_with("compare ") {
+                continue;
+            }
+            let words =
+                shlex::split(&command).unwrap_or_else(|| panic!("{name}:{first}: {command}"));
+            let words: Vec<String> = words
+                .into_iter()
+                .take_while(|w| {
+                    !w.starts_with('#') && !["&&", "|", ";", ">", "2>&1"].contains(&w.as_str())
+                })
+                .collect();
+            commands.push((format!("{name}:{first}"), words));
+        }
+    }
+    commands
+}
+
+#[test]
+fn every_compare_command_of_the_readme_and_the_book_parses() {
+    let commands = documented_commands();
+    assert!(
+        commands.len() > 50,
+        "{} commands found: the blocks were not read?",
+        commands.len()
+    );
+    let refused: Vec<String> = commands
+        .iter()
+        .filter_map(|(at, words)| {
+            let error = compare::cli::parse_from(words).err()?;
+            let error = error.to_string();
+            Some(format!(
+                "{at}: {}\n  {}",
+                words.join(" "),
+                error.lines().next().unwrap_or_default()
+            ))
+        })
+        .collect();
+    assert!(
+        refused.is_empty(),
+        "{} of {} refused:\n{}",
+        refused.len(),
+        commands.len(),
+        refused.join("\n")
     );
 }
