@@ -21,7 +21,6 @@ use flate2::write::DeflateEncoder;
 use sea_query::{Expr, ExprTrait, Func, InsertStatement, OnConflict, Order, Query};
 use sha2::{Digest, Sha256};
 
-use crate::matrix::Rate;
 use crate::results::{Cell, Host, Results, Run, Status, Summary};
 use crate::stats::LogChange;
 use crate::{defaults, stats};
@@ -724,12 +723,15 @@ fn count(n: usize) -> i64 {
     n as i64
 }
 
-/// The columns that identify a cell across runs: its implementation,
-/// client, load and workload.
+/// The columns that identify a cell across runs, one for each dimension
+/// of its key's identity ([`CellKey::identity`]), in its order (the
+/// implementation is the key's `runtime`).
 const IDENTITY: [&str; 14] = [
     "implementation",
     "client",
     "protocol",
+    "tls",
+    "shape",
     "threads",
     "client_threads",
     "connections",
@@ -738,35 +740,19 @@ const IDENTITY: [&str; 14] = [
     "rate",
     "rate_share",
     "churn",
-    "tls",
-    "shape",
     "work",
 ];
 
-/// A cell's values of [`IDENTITY`], column by column.
+/// A cell's values of [`IDENTITY`]: its key's, as the key encodes them.
 fn identity(cell: &Cell) -> Vec<Column> {
-    let w = cell.workload();
-    let values = [
-        Some(cell.implementation.clone().into()),
-        Some(cell.client.clone().into()),
-        Some(w.protocol.name().into()),
-        Some(count(cell.threads).into()),
-        cell.client_threads.map(|n| count(n).into()),
-        Some(count(cell.connections).into()),
-        Some(count(w.block).into()),
-        Some(count(w.window).into()),
-        // A share's rate follows from its run's capacity: the share is
-        // what names the cell.
-        match w.rate {
-            Some(Rate::PerSecond(r)) => Some(r.into()),
-            _ => None,
-        },
-        cell.rate_share.map(Into::into),
-        w.churn.map(Into::into),
-        w.tls.map(|t| t.label().into()),
-        Some(w.shape.name().into()),
-        Some(cell.work.into()),
-    ];
+    let values = cell.key().identity().map(|(_, value)| match value {
+        serde_json::Value::Null => None,
+        serde_json::Value::String(text) => Some(text.into()),
+        serde_json::Value::Number(n) => {
+            Some(n.as_i64().expect("a key's counts fit 64 bits").into())
+        }
+        other => unreachable!("a key's field is a text, a count or none, not {other}"),
+    });
     IDENTITY.into_iter().zip(values).collect()
 }
 
@@ -1004,6 +990,40 @@ mod tests {
         let mut run = fixture();
         run.config.started = at.into();
         run
+    }
+
+    #[test]
+    fn a_cell_is_told_by_its_key_and_older_histories_are_written_so() {
+        let results = fixture();
+        let key = results.cells[0].key();
+        let named: Vec<&str> = key
+            .identity()
+            .iter()
+            .map(|(name, _)| match *name {
+                "runtime" => "implementation",
+                name => name,
+            })
+            .collect();
+        assert_eq!(named, IDENTITY);
+        // Version 6 wrote TLS by its label and a client with the server's
+        // threads as none: version 7 writes them as the key does.
+        let db = rusqlite::Connection::open_in_memory().unwrap();
+        db.execute_batch(
+            "CREATE TABLE cell (threads INTEGER, client_threads INTEGER, tls TEXT); \
+             INSERT INTO cell VALUES (2, NULL, 'TLS'), (2, 1, 'TLS with resumption'), (1, NULL, NULL)",
+        )
+        .unwrap();
+        db.execute_batch(schema::MIGRATIONS[5].sqlite).unwrap();
+        let mut rows = db.prepare("SELECT client_threads, tls FROM cell").unwrap();
+        let rows: Vec<(i64, Option<String>)> = rows
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let expected = [(2, Some("full")), (1, Some("resumption")), (1, None)];
+        let expected = expected.map(|(n, tls)| (n, tls.map(String::from)));
+        assert_eq!(rows, expected);
+        assert_eq!(schema::MIGRATIONS[5].sqlite, schema::MIGRATIONS[5].postgres);
     }
 
     #[test]

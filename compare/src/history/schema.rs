@@ -7,7 +7,7 @@
 
 /// The schema's version, as `PRAGMA user_version` keeps it (in
 /// PostgreSQL, the table `history_version`).
-pub const VERSION: i64 = 6;
+pub const VERSION: i64 = 7;
 
 /// The backends a history lies in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +61,17 @@ pub const MIGRATIONS: [Migration; VERSION as usize - 1] = [
                  CREATE INDEX cell_run ON cell (run, position)",
         postgres: "ALTER TABLE run ADD COLUMN digest TEXT; \
                    CREATE INDEX cell_run ON cell (run, position)",
+    },
+    // One cell identity, the key's (results::key): TLS by its setting's
+    // name, not its label, and the client's threads always (NULL was the
+    // server's count).
+    Migration {
+        sqlite: "UPDATE cell SET tls = CASE tls WHEN 'TLS' THEN 'full' \
+                 WHEN 'TLS with resumption' THEN 'resumption' ELSE tls END; \
+                 UPDATE cell SET client_threads = threads WHERE client_threads IS NULL",
+        postgres: "UPDATE cell SET tls = CASE tls WHEN 'TLS' THEN 'full' \
+                   WHEN 'TLS with resumption' THEN 'resumption' ELSE tls END; \
+                   UPDATE cell SET client_threads = threads WHERE client_threads IS NULL",
     },
 ];
 

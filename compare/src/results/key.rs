@@ -1,9 +1,10 @@
 //! What tells a cell from every other, defined once: its implementation
 //! (whose name carries its version and configuration), its client, its
-//! load and its workload. The key has one text form (its label, in checks,
-//! histories and the site) and one serialised form (every dimension by
-//! name, in the CSV, summary.json and the history), and `compare check`
-//! matches cells by it.
+//! load, its workload and the server's work per block. The key has one
+//! text form (its label, in checks, histories and the site) and one
+//! serialised form (every dimension by name, in the CSV, summary.json and
+//! the history), and `compare check` matches cells by it, as the history
+//! tells a cell's past runs by it.
 
 use serde::{Serialize, Serializer};
 use serde_json::Value;
@@ -20,6 +21,12 @@ pub struct CellKey {
     pub client: String,
     pub load: Load,
     pub workload: Workload,
+    /// Units of server work per block (`--work`): a cell with more does
+    /// other work, and is another cell. A run's cells share it, so a
+    /// run's files (the CSV, summary.json) leave it to the run's options
+    /// and the label leaves it out; the history, which holds the cells of
+    /// many runs, keeps it beside the other fields ([`CellKey::identity`]).
+    pub work: u64,
 }
 
 impl CellKey {
@@ -29,6 +36,7 @@ impl CellKey {
             client: cell.client.clone(),
             load: cell.load(),
             workload: cell.workload(),
+            work: cell.work,
         }
     }
 
@@ -105,6 +113,30 @@ impl CellKey {
             ("rate", per_second.into()),
             ("rate_share", share.into()),
             ("churn", w.churn.into()),
+        ]
+    }
+}
+
+impl CellKey {
+    /// Every dimension across runs, as the history keeps it: the
+    /// serialised form's fields, then the server's work.
+    pub fn identity(&self) -> [(&'static str, Value); 14] {
+        let [a, b, c, d, e, f, g, h, i, j, k, l, m] = self.fields();
+        [
+            a,
+            b,
+            c,
+            d,
+            e,
+            f,
+            g,
+            h,
+            i,
+            j,
+            k,
+            l,
+            m,
+            ("work", self.work.into()),
         ]
     }
 }

@@ -1,4 +1,4 @@
--- The history's schema in PostgreSQL, version 6 (the table
+-- The history's schema in PostgreSQL, version 7 (the table
 -- history_version): sqlite.sql's, column for column, in this dialect's
 -- words. Every integer is 64 bits wide (what is written is an i64), and
 -- ids are numbered by the database.
@@ -61,8 +61,8 @@ CREATE TABLE cell (
     -- tcp or udp (version 2; a version 1 history's cells are tcp).
     protocol TEXT NOT NULL DEFAULT 'tcp',
     threads BIGINT NOT NULL,
-    -- The client's threads where they differ from the server's (version 3;
-    -- NULL: as many, as in every older cell).
+    -- The client's threads (version 3; since version 7 always given, the
+    -- server's count where the client had as many).
     client_threads BIGINT,
     connections BIGINT NOT NULL,
     block BIGINT NOT NULL,
@@ -72,6 +72,7 @@ CREATE TABLE cell (
     -- none, as in every older cell); its rate then followed from it.
     rate_share BIGINT,
     churn BIGINT,
+    -- full or resumption (since version 7; its label before), NULL: none.
     tls TEXT,
     shape TEXT NOT NULL,
     work BIGINT NOT NULL,

@@ -1,4 +1,4 @@
--- The history's schema in SQLite, version 6 (PRAGMA user_version). Every
+-- The history's schema in SQLite, version 7 (PRAGMA user_version). Every
 -- figure lies in a column where tables and trends query it, and whole in
 -- the record beside it, so that a run read back is its results.json
 -- again. postgres.sql is the same schema in PostgreSQL's words, kept beside
@@ -62,8 +62,8 @@ CREATE TABLE cell (
     -- tcp or udp (version 2; a version 1 history's cells are tcp).
     protocol TEXT NOT NULL DEFAULT 'tcp',
     threads INTEGER NOT NULL,
-    -- The client's threads where they differ from the server's (version 3;
-    -- NULL: as many, as in every older cell).
+    -- The client's threads (version 3; since version 7 always given, the
+    -- server's count where the client had as many).
     client_threads INTEGER,
     connections INTEGER NOT NULL,
     block INTEGER NOT NULL,
@@ -73,6 +73,7 @@ CREATE TABLE cell (
     -- none, as in every older cell); its rate then followed from it.
     rate_share INTEGER,
     churn INTEGER,
+    -- full or resumption (since version 7; its label before), NULL: none.
     tls TEXT,
     shape TEXT NOT NULL,
     work INTEGER NOT NULL,
