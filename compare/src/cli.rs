@@ -27,18 +27,14 @@ pub fn command() -> clap::Command {
     // changed before it is built.
     let mut built = Cli::command();
     built.build();
-    let run = built.find_subcommand("run").expect("run is a subcommand");
-    let members = |group: &str| -> Vec<clap::Id> {
-        let group = run.get_groups().find(|g| g.get_id() == group);
+    let members = |command: &str, group: &str| -> Vec<clap::Id> {
+        let command = built.find_subcommand(command).expect("a subcommand");
+        let group = command.get_groups().find(|g| g.get_id() == group);
         group.map_or(Vec::new(), |g| g.get_args().cloned().collect())
     };
-    let (recorded, set) = (members("recorded"), members("set_by_preset"));
+    let (recorded, set) = (members("run", "recorded"), members("run", "set_by_preset"));
     // bisect's way of explaining means nothing unless it explains.
-    let bisect = built
-        .find_subcommand("bisect")
-        .expect("bisect is a subcommand");
-    let method = bisect.get_groups().find(|g| g.get_id() == "ExplainMethod");
-    let method: Vec<clap::Id> = method.map_or(Vec::new(), |g| g.get_args().cloned().collect());
+    let method = members("bisect", "ExplainMethod");
     Cli::command()
         .mut_subcommand("run", |run| {
             run.mut_arg("resume", |a| a.conflicts_with_all(recorded))

@@ -98,17 +98,18 @@ pub fn check(options: Options) -> Result<Outcome> {
             verdicts::within(name, run, baseline, candidate)?
         }
         ([(bn, b), (cn, c)], None) => {
+            let history = options.history.as_deref().map(History::open).transpose()?;
+            let past = history.as_ref().map(Past::new);
+            let sides = between_runs((bn, b), (cn, c), past.as_ref())?;
             // Two machines are said first, on stderr too: the JSON formats
             // have no line for it.
-            if let Some(differ) = b.host.differs_from(&c.host) {
+            if let Some(differ) = sides.machines() {
                 eprintln!("warning: the two runs ran on different machines ({differ})");
             }
             for warning in verdicts::differences(b, c) {
                 eprintln!("warning: {warning}");
             }
-            let history = options.history.as_deref().map(History::open).transpose()?;
-            let past = history.as_ref().map(Past::new);
-            between_runs((bn, b), (cn, c), past.as_ref())?
+            sides
         }
         _ => bail!("give one results file with --baseline and --candidate, or two without"),
     };

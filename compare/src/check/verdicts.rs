@@ -282,6 +282,11 @@ pub struct Sides<'a> {
 }
 
 impl Sides<'_> {
+    /// How the two runs' machines differ, where they do.
+    pub fn machines(&self) -> Option<&str> {
+        self.machines.as_deref()
+    }
+
     /// These sides, judged by `figures` alone.
     pub fn only(self, figures: &[Metric]) -> Self {
         Self {

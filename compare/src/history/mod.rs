@@ -745,14 +745,18 @@ const IDENTITY: [&str; 14] = [
 
 /// A cell's values of [`IDENTITY`]: its key's, as the key encodes them.
 fn identity(cell: &Cell) -> Vec<Column> {
-    let values = cell.key().identity().map(|(_, value)| match value {
-        serde_json::Value::Null => None,
-        serde_json::Value::String(text) => Some(text.into()),
-        serde_json::Value::Number(n) => {
-            Some(n.as_i64().expect("a key's counts fit 64 bits").into())
-        }
-        other => unreachable!("a key's field is a text, a count or none, not {other}"),
-    });
+    let values = cell
+        .key()
+        .identity()
+        .into_iter()
+        .map(|(_, value)| match value {
+            serde_json::Value::Null => None,
+            serde_json::Value::String(text) => Some(text.into()),
+            serde_json::Value::Number(n) => {
+                Some(n.as_i64().expect("a key's counts fit 64 bits").into())
+            }
+            other => unreachable!("a key's field is a text, a count or none, not {other}"),
+        });
     IDENTITY.into_iter().zip(values).collect()
 }
 

@@ -86,6 +86,14 @@ impl CellKey {
         )
     }
 
+    /// Every dimension across runs, as the history keeps it: the
+    /// serialised form's fields, then the server's work.
+    pub fn identity(&self) -> Vec<(&'static str, Value)> {
+        let mut all = self.fields().to_vec();
+        all.push(("work", self.work.into()));
+        all
+    }
+
     /// The serialised form: every dimension by name, in one order, an
     /// absent one null (a closed loop's rate, plain TCP's TLS).
     pub fn fields(&self) -> [(&'static str, Value); 13] {
@@ -113,30 +121,6 @@ impl CellKey {
             ("rate", per_second.into()),
             ("rate_share", share.into()),
             ("churn", w.churn.into()),
-        ]
-    }
-}
-
-impl CellKey {
-    /// Every dimension across runs, as the history keeps it: the
-    /// serialised form's fields, then the server's work.
-    pub fn identity(&self) -> [(&'static str, Value); 14] {
-        let [a, b, c, d, e, f, g, h, i, j, k, l, m] = self.fields();
-        [
-            a,
-            b,
-            c,
-            d,
-            e,
-            f,
-            g,
-            h,
-            i,
-            j,
-            k,
-            l,
-            m,
-            ("work", self.work.into()),
         ]
     }
 }
