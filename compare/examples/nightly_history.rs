@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use chrono::{DateTime, TimeDelta};
-use compare::history::History;
-use compare::results::{Results, file};
+use history::History;
+use model::results::{Results, file};
 
 /// The first night.
 const START: &str = "2027-01-01T02:00:00+00:00";

@@ -14,12 +14,14 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail, ensure};
 use semver::Version;
 
-use crate::check::verdicts::{Metric, Rule, Thresholds, judge, within};
-use crate::implementation::Implementation;
-use crate::results::{Cell, Config, Results, Status};
-use crate::shell::shell_words;
-use crate::stats::Verdict;
-use crate::{binaries, defaults, explain, releases, revision, run};
+use crate::{explain, run};
+use measure::{binaries, releases};
+use model::implementation::Implementation;
+use model::results::{Cell, Config, Results, Status};
+use model::shell::shell_words;
+use model::stats::Verdict;
+use model::verdicts::{Metric, Rule, Thresholds, judge, within};
+use model::{defaults, revision};
 
 /// What `compare bisect` was asked.
 pub struct Options {
@@ -145,7 +147,7 @@ fn versions(options: &Options, krate: &str) -> Result<Vec<String>> {
 /// A bisection under way: the versions left, and the steps run so far.
 struct Search<'a> {
     options: &'a Options,
-    adapter: &'static crate::adapters::Adapter,
+    adapter: &'static model::adapters::Adapter,
     knobs: String,
     /// From GOOD to BAD, less those that did not build.
     versions: Vec<String>,
@@ -226,7 +228,7 @@ impl Search<'_> {
         let out = dir.clone();
         run(options, run::Start::Fresh { config, out })?;
         for more in 0.. {
-            let mut results = Results::load(&crate::results::file::named(&dir))?;
+            let mut results = Results::load(&model::results::file::named(&dir))?;
             let judged = names[1..]
                 .iter()
                 .map(|name| judge_step(options, &results, &names[0], name))
@@ -244,7 +246,7 @@ impl Search<'_> {
                 results.config.repeat, options.step.repeat
             );
             results.config.repeat += options.step.repeat;
-            results.save(&crate::results::file::in_folder(&dir))?;
+            results.save(&model::results::file::in_folder(&dir))?;
             run(options, run::Start::Resume(dir.clone()))?;
         }
         unreachable!("the rounds end at the cap")
@@ -349,7 +351,7 @@ impl Search<'_> {
         first_bad: &str,
         settings: &explain::Settings,
     ) -> Result<()> {
-        let results = crate::results::file::named(dir);
+        let results = model::results::file::named(dir);
         let explain = explain::Options {
             out: explain::default_out([&results, &results], &baseline, &candidate),
             results,
@@ -604,7 +606,7 @@ mod tests {
 
     #[test]
     fn a_candidate_that_passed_its_deadline_timed_out_and_one_that_crashed_did_not() {
-        let mut results = crate::report::tests::fixture();
+        let mut results = model::fixtures::small();
         let candidate = results.cells[0].implementation.clone();
         let why = |results: &Results| -> Vec<String> {
             timed_out(results, &candidate)

@@ -11,11 +11,12 @@ use pingpong::protocol::MAX_IN_FLIGHT;
 use pingpong::protocol::Protocol;
 use pingpong::server::Shape;
 
-use crate::matrix::Rate;
-use crate::named::Named;
-use crate::placement::Pin;
-use crate::results::registry::Figure;
-use crate::{check, defaults, matrix, preset, report};
+use crate::check;
+use model::matrix::Rate;
+use model::named::Named;
+use model::placement::Pin;
+use model::results::registry::Figure;
+use model::{defaults, matrix, preset};
 
 /// The command line as compare parses it: [`Cli`]'s, with `run`'s
 /// `--resume` refused beside every option a run records and `--preset`
@@ -670,7 +671,7 @@ pub enum Precision {
 
 /// `--client-cpus`: a CPU list, the client's; the server's placed beside it.
 fn client_cpus(s: &str) -> Result<Pin, String> {
-    Ok(Pin::Client(crate::placement::cpu_list(s)?))
+    Ok(Pin::Client(model::placement::cpu_list(s)?))
 }
 
 fn precision(s: &str) -> Result<Precision, String> {

@@ -5,10 +5,10 @@
 
 use anyhow::{Context, Result};
 
-use crate::adapters::{ADAPTERS, GENERATOR};
-use crate::report::terminal;
-use crate::results::registry::{self, Better, Merge, Source};
-use crate::{releases, upkeep};
+use measure::{releases, upkeep};
+use model::adapters::{ADAPTERS, GENERATOR};
+use model::results::registry::{self, Better, Merge, Source};
+use report::terminal;
 
 pub fn list(refresh: bool) -> Result<String> {
     if refresh {

@@ -3,8 +3,9 @@
 use std::process::ExitCode;
 
 use compare::cli::{self, Command, HistoryCommand};
-use compare::history::History;
-use compare::{bisect, check, explain, groups, history, list, options, report, run, site};
+use compare::{bisect, check, explain, list, options, run, site};
+use history::History;
+use measure::groups;
 
 fn main() -> ExitCode {
     let cli = cli::parse_from(std::env::args_os()).unwrap_or_else(|e| e.exit());

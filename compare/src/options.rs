@@ -11,25 +11,24 @@ use pingpong::protocol::MAX_IN_FLIGHT;
 use pingpong::protocol::Protocol;
 use pingpong::server::Shape;
 
-use crate::adapters::ADAPTERS;
 use crate::cli::{
     self, BisectArgs, CheckArgs, Command, ExplainArgs, ExplainMethod, ExplainSettings, Precision,
     ReportArgs, RunArgs, SiteArgs, Timing,
 };
-use crate::external::External;
-use crate::implementation::{Implementation, Spec, Versions, split_list};
-use crate::matrix::{Load, Rate};
-use crate::named::Named;
-use crate::preset::Preset;
-use crate::repetition::Side;
-use crate::results::registry;
-use crate::results::{Config, ReleaseRange, Skipped, TlsSettings};
-use crate::revision::{self, Source};
-use crate::shell::shell_words;
-use crate::{
-    bisect, check, defaults, explain, history, matrix, placement, releases, remote, report, run,
-    site,
-};
+use crate::{bisect, check, explain, run, site};
+use measure::repetition::Side;
+use measure::{environment, releases, remote};
+use model::adapters::ADAPTERS;
+use model::external::External;
+use model::implementation::{Implementation, Spec, Versions, split_list};
+use model::matrix::{Load, Rate};
+use model::named::Named;
+use model::preset::Preset;
+use model::results::registry;
+use model::results::{Config, ReleaseRange, Skipped};
+use model::revision::{self, Source};
+use model::shell::shell_words;
+use model::{defaults, matrix, placement};
 
 pub fn run(args: RunArgs) -> Result<run::Options> {
     let args = with_preset(args);
@@ -132,7 +131,7 @@ fn config(args: &RunArgs) -> Result<Config> {
             .collect(),
         tls: args
             .tls
-            .then(|| TlsSettings::ours(!args.no_handshakes, args.handshakes.clone())),
+            .then(|| environment::tls_settings(!args.no_handshakes, args.handshakes.clone())),
         releases,
         sources: sources(servers.iter().chain(&client)),
         p99_bound_us: (!args.rates.is_empty()).then_some(args.p99_bound * 1e3),
@@ -700,7 +699,7 @@ pub fn check(args: CheckArgs) -> Result<check::Options> {
         _ => bail!("give one or two results files"),
     };
     // The candidate's machine's history, where the two runs have one.
-    let candidate = crate::results::file::named(&args.results[args.results.len() - 1]);
+    let candidate = model::results::file::named(&args.results[args.results.len() - 1]);
     let beside = history::beside(candidate.parent().unwrap_or(Path::new(".")));
     let history = history_file(args.history, || {
         (pair.is_none() && beside.exists()).then_some(beside)
@@ -750,7 +749,7 @@ fn explained_by(
 }
 
 pub fn explain(args: ExplainArgs) -> Result<explain::Options> {
-    let mut files = args.results.iter().map(|r| crate::results::file::named(r));
+    let mut files = args.results.iter().map(|r| model::results::file::named(r));
     let results = files.next().context("no results named")?;
     let candidate_results = files.next();
     let out = args.out.unwrap_or_else(|| {
@@ -769,7 +768,7 @@ pub fn explain(args: ExplainArgs) -> Result<explain::Options> {
 }
 
 pub fn report(args: ReportArgs) -> Result<report::Options> {
-    let results = crate::results::file::named(&args.results);
+    let results = model::results::file::named(&args.results);
     let out = match args.out {
         Some(out) => out,
         None => results

@@ -11,12 +11,12 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 
-use crate::external::External;
-use crate::implementation::Implementation;
-use crate::matrix::{Load, Workload};
-use crate::placement::Pin;
-use crate::results::{Config, Remote};
-use crate::revision::Source;
+use model::external::External;
+use model::implementation::Implementation;
+use model::matrix::{Load, Workload};
+use model::placement::Pin;
+use model::results::{Config, Remote};
+use model::revision::Source;
 
 pub struct Plan {
     /// The implementations measured, in the tables' order.
@@ -161,7 +161,7 @@ mod tests {
     use pingpong::server::Shape;
 
     use super::*;
-    use crate::matrix::Tls;
+    use model::matrix::Tls;
 
     #[test]
     fn twins_in_tls_and_shape_run_side_by_side_and_other_blocks_apart() {

@@ -58,65 +58,112 @@ fn modules(src: &Path) -> BTreeMap<Module, PathBuf> {
     found
 }
 
-/// The source without comments and string literals, which may hold paths,
-/// and without its unit tests (at the end of a file, by this project's
-/// custom), whose `super::*` is the module itself.
-fn code(source: &str) -> String {
-    let source = source.split("#[cfg(test)]").next().unwrap_or_default();
-    let comments =
-        Regex::new(r#"(?s)//[^\n]*|/\*.*?\*/|'(?:\\.|[^'\\\n])'|"(?:\\.|[^"\\])*""#).unwrap();
-    comments.replace_all(source, " ").into_owned()
+use proc_macro2::{Delimiter, TokenStream, TokenTree};
+
+/// Every path a file names, as its segments, read from its tokens (Rust's
+/// own lexer, so comments and strings name nothing): each leaf of its `use`
+/// trees and every `a::b::c` of its code, macro calls' included. Items
+/// compiled for tests only (`#[cfg(test)]`) are left out: a unit test's
+/// `super::*` is its module itself, no import of another.
+fn paths(stream: TokenStream, found: &mut Vec<Vec<String>>) {
+    let tokens: Vec<TokenTree> = stream.into_iter().collect();
+    let mut i = 0;
+    while i < tokens.len() {
+        match &tokens[i] {
+            TokenTree::Punct(p) if p.as_char() == '#' && is_cfg_test(tokens.get(i + 1)) => {
+                // The attribute, then its item up to its body or its `;`.
+                i += 2;
+                while i < tokens.len() && !ends_item(&tokens[i]) {
+                    i += 1;
+                }
+            }
+            TokenTree::Ident(word) if word == "use" => {
+                let end = (i..tokens.len())
+                    .find(|&j| matches!(&tokens[j], TokenTree::Punct(p) if p.as_char() == ';'))
+                    .unwrap_or(tokens.len());
+                // `use ::name`: a crate of the dependencies, never a module.
+                if !matches!(tokens.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == ':') {
+                    use_tree(&[], &tokens[i + 1..end], found);
+                }
+                i = end;
+            }
+            TokenTree::Ident(_) => {
+                let leading = i >= 2 && is_colons(&tokens[i - 2..i]);
+                let mut path = vec![tokens[i].to_string()];
+                while i + 3 <= tokens.len() && is_colons(&tokens[i + 1..i + 3]) {
+                    match tokens.get(i + 3) {
+                        Some(TokenTree::Ident(next)) => path.push(next.to_string()),
+                        _ => break,
+                    }
+                    i += 3;
+                }
+                if path.len() > 1 && !leading {
+                    found.push(path);
+                }
+            }
+            TokenTree::Group(group) => paths(group.stream(), found),
+            _ => {}
+        }
+        i += 1;
+    }
 }
 
-/// Expands a `use` tree (`crate::{a, b::{c, d}}`) into its paths.
-fn expand(tree: &str) -> Vec<String> {
-    let tree = tree.trim();
-    let Some(open) = tree.find('{') else {
-        return vec![tree.split(" as ").next().unwrap().trim().to_string()];
-    };
-    let prefix = &tree[..open];
-    let inner = &tree[open + 1..tree.rfind('}').unwrap()];
-    let mut parts = Vec::new();
-    let (mut depth, mut start) = (0, 0);
-    for (i, c) in inner.char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(&inner[start..i]);
-                start = i + 1;
+/// `::` as two tokens.
+fn is_colons(tokens: &[TokenTree]) -> bool {
+    tokens.len() == 2
+        && tokens
+            .iter()
+            .all(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ':'))
+}
+
+fn is_cfg_test(token: Option<&TokenTree>) -> bool {
+    matches!(token, Some(TokenTree::Group(g))
+        if g.delimiter() == Delimiter::Bracket
+            && g.stream().to_string().replace(' ', "") == "cfg(test)")
+}
+
+fn ends_item(token: &TokenTree) -> bool {
+    match token {
+        TokenTree::Group(g) => g.delimiter() == Delimiter::Brace,
+        TokenTree::Punct(p) => p.as_char() == ';',
+        _ => false,
+    }
+}
+
+/// The leaves of a `use` tree (`a::{b, c::{self, D}}`), each as its path.
+fn use_tree(prefix: &[String], tokens: &[TokenTree], found: &mut Vec<Vec<String>>) {
+    let mut path = prefix.to_vec();
+    for token in tokens {
+        match token {
+            TokenTree::Ident(word) if word == "as" => break,
+            TokenTree::Ident(word) if word == "self" && !path.is_empty() => {}
+            TokenTree::Ident(word) => path.push(word.to_string()),
+            TokenTree::Group(group) if group.delimiter() == Delimiter::Brace => {
+                let inner: Vec<TokenTree> = group.stream().into_iter().collect();
+                for branch in
+                    inner.split(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ','))
+                {
+                    use_tree(&path, branch, found);
+                }
+                return;
             }
             _ => {}
         }
     }
-    parts.push(&inner[start..]);
-    parts
-        .into_iter()
-        .filter(|p| !p.trim().is_empty())
-        .flat_map(expand)
-        .map(|p| match p.as_str() {
-            "self" => prefix.trim_end_matches("::").to_string(),
-            _ => format!("{prefix}{p}"),
-        })
-        .collect()
+    if !path.is_empty() {
+        found.push(path);
+    }
 }
 
 /// The modules `module` refers to: by `crate::`, `super::`, `self::` or a
 /// child's name, in `use` items and in paths in the code.
 fn references(module: &Module, source: &str, all: &BTreeMap<Module, PathBuf>) -> BTreeSet<Module> {
-    let code = code(source);
-    let uses = Regex::new(r"(?s)\buse\s+([^;]+);").unwrap();
-    let inline =
-        Regex::new(r"\b((?:crate|super|self|[a-z_][a-z0-9_]*)(?:::[A-Za-z_][A-Za-z0-9_]*)+)")
-            .unwrap();
-    let mut paths: Vec<String> = uses
-        .captures_iter(&code)
-        .flat_map(|c| expand(&c[1]))
-        .collect();
-    paths.extend(inline.captures_iter(&code).map(|c| c[1].to_string()));
+    let tokens: TokenStream = source.parse().unwrap_or_else(|e| panic!("{module:?}: {e}"));
+    let mut named = Vec::new();
+    paths(tokens, &mut named);
     let mut found = BTreeSet::new();
-    for path in paths {
-        let mut segments: Vec<&str> = path.split("::").map(str::trim).collect();
+    for path in named {
+        let mut segments: Vec<&str> = path.iter().map(String::as_str).collect();
         let mut at: Module = match segments[0] {
             "crate" => Vec::new(),
             "super" => {
@@ -234,6 +281,10 @@ fn crates() -> Vec<PathBuf> {
     let mut dirs = vec![
         root.join("pingpong/src"),
         root.join("compare/src"),
+        root.join("compare/model/src"),
+        root.join("compare/measure/src"),
+        root.join("compare/history/src"),
+        root.join("compare/report/src"),
         root.join("generator/src"),
     ];
     let mut runtimes: Vec<PathBuf> = fs::read_dir(root.join("runtimes"))
@@ -341,12 +392,12 @@ fn every_runtime_binary_is_an_adapter_and_every_adapter_a_binary() {
     for entry in fs::read_dir(workspace().join("runtimes")).unwrap() {
         let (package, binaries) = binaries_of(&entry.unwrap().path());
         for binary in binaries {
-            let adapter = compare::adapters::ADAPTERS
+            let adapter = model::adapters::ADAPTERS
                 .iter()
                 .find(|a| a.binary() == binary);
             let adapter = adapter.unwrap_or_else(|| {
                 panic!(
-                    "{package} builds {binary}, which compare/src/adapters.rs does not list: \
+                    "{package} builds {binary}, which compare/model/src/adapters.rs does not list: \
                      add it to ADAPTERS (README: Adding a runtime)"
                 )
             });
@@ -354,7 +405,7 @@ fn every_runtime_binary_is_an_adapter_and_every_adapter_a_binary() {
             built.insert(binary);
         }
     }
-    for adapter in compare::adapters::ADAPTERS {
+    for adapter in model::adapters::ADAPTERS {
         assert!(
             built.contains(&adapter.binary()),
             "{} is listed, but no runtime crate builds {}",
@@ -530,86 +581,113 @@ fn ignored_by_git<'a>(paths: impl Iterator<Item = &'a Path>) -> Vec<PathBuf> {
         .collect()
 }
 
-/// compare's layers, bottom first: a module may use its own layer's and
-/// those below, never one above (the circle check orders each layer inside).
-const LAYERS: &[(&str, &[&str])] = &[
+/// A layer: its name, and its modules by their names.
+type Layer = (&'static str, &'static [&'static str]);
+
+/// The layers inside compare's crates, bottom first: a module may use its
+/// own layer's and those below, never one above (the circle check orders
+/// each layer inside). Between the crates Cargo keeps the order: model
+/// below measure, history and report, and those below compare.
+const LAYERS: &[(&str, &[Layer])] = &[
     (
-        "the vocabulary",
+        "compare/model/src",
         &[
-            "defaults",
-            "named",
-            "shell",
-            "stats",
-            "adapters",
-            "matrix",
-            "preset",
-            "placement",
-            "external",
-            "revision",
-            "implementation",
-            "program",
-        ],
-    ),
-    ("the results, as data", &["results"]),
-    (
-        "the instruments and where servers run",
-        &["measure", "remote"],
-    ),
-    (
-        "the programs and the machine",
-        &[
-            "cargo",
-            "versions",
-            "binaries",
-            "releases",
-            "upkeep",
-            "environment",
-            "groups",
-        ],
-    ),
-    (
-        "one repetition and the plan of a run",
-        &[
-            "child",
-            "repetition",
-            "client_hosts",
-            "pair",
-            "plan",
-            "progress",
+            (
+                "the vocabulary",
+                &[
+                    "defaults",
+                    "named",
+                    "shell",
+                    "stats",
+                    "adapters",
+                    "matrix",
+                    "preset",
+                    "placement",
+                    "external",
+                    "revision",
+                    "implementation",
+                    "program",
+                ],
+            ),
+            ("the results, as data", &["results"]),
+            (
+                "the verdicts, and the tests' fixtures",
+                &["verdicts", "fixtures"],
+            ),
         ],
     ),
     (
-        "the readers of results",
-        &["history", "report", "explain", "check"],
+        "compare/measure/src",
+        &[
+            (
+                "the instruments and where servers run",
+                &[
+                    "accept_queue",
+                    "call_sites",
+                    "callgrind",
+                    "counters",
+                    "perf",
+                    "prices",
+                    "tcp_stats",
+                    "usage",
+                    "remote",
+                ],
+            ),
+            (
+                "the programs and the machine",
+                &[
+                    "cargo",
+                    "versions",
+                    "binaries",
+                    "releases",
+                    "upkeep",
+                    "environment",
+                    "groups",
+                ],
+            ),
+            (
+                "one repetition",
+                &["child", "repetition", "client_hosts", "pair"],
+            ),
+        ],
     ),
-    ("the commands", &["run", "bisect", "list", "site"]),
-    ("the command line", &["cli", "options"]),
+    (
+        "compare/src",
+        &[
+            ("the plan of a run", &["plan", "progress"]),
+            ("the readers of results", &["explain", "check"]),
+            ("the commands", &["run", "bisect", "list", "site"]),
+            ("the command line", &["cli", "options"]),
+        ],
+    ),
 ];
 
 #[test]
-fn no_layer_of_compare_uses_one_above_it() {
-    let rank = |module: &Module| -> Option<usize> {
-        let top = module.first()?;
-        let found = LAYERS
-            .iter()
-            .position(|(_, names)| names.contains(&top.as_str()));
-        Some(found.unwrap_or_else(|| {
-            panic!("compare's module {top} is in no layer: add it to LAYERS in tests/layout.rs")
-        }))
-    };
+fn no_layer_of_compares_crates_uses_one_above_it() {
     let mut report = Vec::new();
-    for (module, used) in graph(&workspace().join("compare/src")) {
-        // The crate's root declares every module; it is no layer.
-        let Some(own) = rank(&module) else { continue };
-        for other in used {
-            if let Some(theirs) = rank(&other).filter(|&theirs| theirs > own) {
-                report.push(format!(
-                    "{} ({}) uses {} ({})",
-                    module.join("::"),
-                    LAYERS[own].0,
-                    other.join("::"),
-                    LAYERS[theirs].0
-                ));
+    for (src, layers) in LAYERS {
+        let rank = |module: &Module| -> Option<usize> {
+            let top = module.first()?;
+            let found = layers
+                .iter()
+                .position(|(_, names)| names.contains(&top.as_str()));
+            Some(found.unwrap_or_else(|| {
+                panic!("{src}'s module {top} is in no layer: add it to LAYERS in tests/layout.rs")
+            }))
+        };
+        for (module, used) in graph(&workspace().join(src)) {
+            // The crate's root declares every module; it is no layer.
+            let Some(own) = rank(&module) else { continue };
+            for other in used {
+                if let Some(theirs) = rank(&other).filter(|&theirs| theirs > own) {
+                    report.push(format!(
+                        "{src}: {} ({}) uses {} ({})",
+                        module.join("::"),
+                        layers[own].0,
+                        other.join("::"),
+                        layers[theirs].0
+                    ));
+                }
             }
         }
     }

@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 
-use super::verdicts::{Comparison, Render};
+use model::verdicts::{Comparison, Render};
 
 pub struct GithubActionBenchmark;
 

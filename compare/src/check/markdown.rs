@@ -2,8 +2,8 @@
 
 use anyhow::Result;
 
-use super::findings;
-use super::verdicts::{Comparison, Render};
+use model::verdicts::findings;
+use model::verdicts::{Comparison, Render};
 
 pub struct Markdown;
 

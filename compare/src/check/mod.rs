@@ -1,13 +1,11 @@
 //! `compare check`: did the candidate get slower than the baseline? Loads
-//! the two sides, judges them ([`verdicts`]), and prints the comparison in
+//! the two sides, judges them ([`model::verdicts`]), and prints the comparison in
 //! one of the formats, each in its own file.
 
 mod bmf;
-pub mod findings;
 mod github;
 mod markdown;
 mod table;
-pub mod verdicts;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -17,10 +15,10 @@ use std::rc::Rc;
 use anyhow::{Result, bail};
 
 use crate::explain::{self, Explained};
-use crate::history::{self, History, Timeline};
-use crate::named::Named;
-use crate::results::{Cell, Results};
-use verdicts::{Comparison, Medians, Render, Rule, Sides, Thresholds};
+use history::{self, History, Timeline};
+use model::named::Named;
+use model::results::{Cell, Results};
+use model::verdicts::{self, Comparison, Medians, Render, Rule, Sides, Thresholds};
 
 /// How `compare check` prints its comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,7 +87,7 @@ pub fn check(options: Options) -> Result<Outcome> {
         .results
         .iter()
         .map(|p| {
-            let file = crate::results::file::named(p);
+            let file = model::results::file::named(p);
             Ok((file.display().to_string(), Results::load(&file)?))
         })
         .collect::<Result<_>>()?;

@@ -2,9 +2,9 @@
 
 use anyhow::Result;
 
-use super::findings;
-use super::verdicts::{Comparison, Render};
-use crate::report::terminal;
+use model::verdicts::findings;
+use model::verdicts::{Comparison, Render};
+use report::terminal;
 
 pub struct Table;
 

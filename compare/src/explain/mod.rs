@@ -20,20 +20,20 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail, ensure};
 use serde::{Deserialize, Serialize};
 
-use crate::defaults;
-use crate::measure::callgrind;
-use crate::measure::perf::{self, Perf};
-use crate::measure::prices::Prices;
-use crate::pair::{ProcessPair, Profile, Span};
-use crate::placement::{self, Pin, Placement};
 use crate::plan::Plan;
-use crate::program::{Program, Programs};
-use crate::remote::ServerAt;
-use crate::repetition::{Job, Side};
-use crate::results::key::CellKey;
-use crate::results::registry::Figure;
-use crate::results::{Cell, Config, Results, Status};
-use crate::stats;
+use measure::callgrind;
+use measure::pair::{ProcessPair, Profile, Span};
+use measure::perf::{self, Perf};
+use measure::prices::Prices;
+use measure::remote::ServerAt;
+use measure::repetition::{Job, Side};
+use model::defaults;
+use model::placement::{self, Pin, Placement};
+use model::program::{Program, Programs};
+use model::results::key::CellKey;
+use model::results::registry::Figure;
+use model::results::{Cell, Config, Results, Status};
+use model::stats;
 use moved::{Function, Kind};
 use programs::{Programmed, Wanted};
 use stacks::PerBlock;
@@ -971,7 +971,7 @@ fn command(options: &Options) -> String {
             settings.sample_seconds.to_string(),
         ]);
     }
-    crate::shell::shell_words(words.iter().map(String::as_str))
+    model::shell::shell_words(words.iter().map(String::as_str))
 }
 
 /// The explanation as markdown: the run's costs, then each side's functions

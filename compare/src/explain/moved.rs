@@ -7,9 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::stacks::{self, Cost, Costs, PerBlock};
-use crate::measure::prices::Prices;
-use crate::measure::{callgrind, perf};
-use crate::stats;
+use measure::prices::Prices;
+use measure::{callgrind, perf};
+use model::stats;
 
 /// A few instructions of a loop that turns more or less often with the
 /// machine's timing are no change: the least move told, per block,

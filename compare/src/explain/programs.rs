@@ -7,11 +7,11 @@ use std::path::Path;
 
 use anyhow::{Context, Result, ensure};
 
-use crate::binaries;
-use crate::implementation::Implementation;
 use crate::plan::Plan;
-use crate::program::{Program, Programs};
-use crate::results::Results;
+use measure::binaries;
+use model::implementation::Implementation;
+use model::program::{Program, Programs};
+use model::results::Results;
 
 /// One run's programs for an explanation.
 pub struct Programmed {
@@ -67,7 +67,7 @@ pub fn programmed(
             else {
                 continue;
             };
-            if crate::environment::sha256(path)? == *hash {
+            if measure::environment::sha256(path)? == *hash {
                 continue;
             }
             let kept = binaries::kept(folder, hash, path);

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::measure::callgrind::Stacks;
-use crate::measure::perf::{self, Sampled, Traced};
+use measure::callgrind::Stacks;
+use measure::perf::{self, Sampled, Traced};
 
 /// What a stack or a function costs per block: counted by callgrind
 /// (instructions, system calls), sampled by perf (CPU time, and its
@@ -148,7 +148,7 @@ pub fn functions(stacks: &PerBlock) -> BTreeMap<String, Costs> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::callgrind::Count;
+    use measure::callgrind::Count;
 
     fn instructions(n: f64) -> Cost {
         Cost {

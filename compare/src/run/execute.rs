@@ -10,14 +10,14 @@ use anyhow::{Context, Result};
 
 use super::interrupt::Interrupt;
 use super::prepare::Placements;
-use crate::implementation::Implementation;
-use crate::matrix::{Load, Workload};
-use crate::placement::Placement;
 use crate::plan::Plan;
-use crate::program::Programs;
 use crate::progress::Progress;
-use crate::repetition::{Job, Measure, RepetitionError};
-use crate::results::{Cell, Results, Run, Status, registry};
+use measure::repetition::{Job, Measure, RepetitionError};
+use model::implementation::Implementation;
+use model::matrix::{Load, Workload};
+use model::placement::Placement;
+use model::program::Programs;
+use model::results::{Cell, Results, Run, Status, registry};
 
 /// How the loop ended.
 #[derive(Debug, PartialEq, Eq)]
@@ -433,11 +433,11 @@ mod tests {
     use pingpong::wire::ClientResult;
 
     use super::*;
-    use crate::implementation::Implementation;
-    use crate::matrix::cross;
-    use crate::program::Program;
-    use crate::repetition::{ClientMeasurement, Measurement, Side};
-    use crate::results::{Config, Cost};
+    use measure::repetition::{ClientMeasurement, Measurement, Side};
+    use model::implementation::Implementation;
+    use model::matrix::cross;
+    use model::program::Program;
+    use model::results::{Config, Cost};
 
     /// What the mock answers for an implementation's `n`th call (from 0).
     type Answer = fn(usize) -> Result<Measurement, RepetitionError>;
@@ -952,8 +952,8 @@ mod tests {
         let mut r = Results::new(three);
         let mut measure = mock();
         execute_counting(&mut r, &mut measure, &Interrupt::default(), Ok(()));
-        let calls = crate::results::registry::figure("server_syscalls_per_block");
-        let reads = crate::results::registry::figure("server_reads_per_block");
+        let calls = model::results::registry::figure("server_syscalls_per_block");
+        let reads = model::results::registry::figure("server_reads_per_block");
         for cell in &r.cells {
             assert_eq!((cell.runs.len(), cell.cost_runs.len()), (2, 3));
             // After the cell's timed runs, in the run's sequence.

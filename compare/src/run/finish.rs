@@ -8,10 +8,10 @@ use std::time::Instant;
 use anyhow::Result;
 
 use super::execute::Ended;
-use crate::history::{History, Location};
-use crate::named::Named;
-use crate::report::{self, Format};
-use crate::results::{Results, Status};
+use history::{History, Location};
+use model::named::Named;
+use model::results::{Results, Status};
+use report::{self, Format};
 
 /// What a finished run found.
 #[derive(Debug, PartialEq, Eq)]
@@ -50,7 +50,7 @@ pub fn finish(
     tally: Tally,
     history: Option<&Path>,
 ) -> Result<Outcome> {
-    let path = crate::results::file::in_folder(out);
+    let path = model::results::file::in_folder(out);
     if ended == Ended::Interrupted {
         results.save(&path)?;
         eprintln!(

@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 
 use anyhow::Result;
 
-use crate::groups;
+use measure::groups;
 
 /// Whether the run was told to stop.
 #[derive(Clone, Default)]

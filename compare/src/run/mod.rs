@@ -14,9 +14,9 @@ use anyhow::Result;
 
 use crate::plan::Plan;
 use crate::progress::Progress;
-use crate::results::{Config, Results};
 pub use finish::Outcome;
 use interrupt::Interrupt;
+use model::results::{Config, Results};
 use prepare::Build;
 
 /// What `compare run` runs, and how.
@@ -60,7 +60,7 @@ pub fn run(options: Options) -> Result<Outcome> {
         prepared => prepared?,
     };
 
-    let path = crate::results::file::in_folder(&out);
+    let path = model::results::file::in_folder(&out);
     let cost_runs: usize = results.cells.iter().map(|c| c.cost_runs.len()).sum();
     let ((least, most), done) = (plan.runs(), results.runs() + cost_runs);
     // The plan counts timed runs; cost runs join the total as they are
@@ -121,7 +121,7 @@ pub fn run(options: Options) -> Result<Outcome> {
 
 /// The results of an interrupted run, to continue.
 fn resume(dir: &Path) -> Result<Results> {
-    let mut results = Results::load(&crate::results::file::in_folder(dir))?;
+    let mut results = Results::load(&model::results::file::in_folder(dir))?;
     results.config.resumed.push(chrono::Utc::now().to_rfc3339());
     results.config.ended = None;
     Ok(results)

@@ -8,20 +8,20 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use pingpong::server::CHANNEL;
 
-use crate::binaries;
-use crate::defaults;
-use crate::environment;
-use crate::matrix::Load;
-use crate::measure::callgrind::Callgrind;
-use crate::measure::counters::{self, Counters};
-use crate::pair::ProcessPair;
-use crate::placement::{self, Placement};
 use crate::plan::Plan;
-use crate::program::{Program, Programs};
-use crate::remote::{self, ServerAt};
-use crate::results::Results;
-use crate::revision;
-use crate::versions;
+use measure::binaries;
+use measure::callgrind::Callgrind;
+use measure::counters::{self, Counters};
+use measure::environment;
+use measure::pair::ProcessPair;
+use measure::remote::{self, ServerAt};
+use measure::versions;
+use model::defaults;
+use model::matrix::Load;
+use model::placement::{self, Placement};
+use model::program::{Program, Programs};
+use model::results::Results;
+use model::revision;
 
 /// Where each load's processes run, by thread count.
 pub type Placements = HashMap<Load, Placement>;
@@ -122,7 +122,7 @@ pub fn prepare(plan: &Plan, results: &mut Results, out: &Path, build: &Build) ->
     if results.config.shapes.iter().any(|s| s.hands_off()) {
         results.suite.channel = channel(&programs, build.bin_dir.is_none());
     }
-    results.save(&crate::results::file::in_folder(out))?;
+    results.save(&model::results::file::in_folder(out))?;
     let counting = match results.config.cost {
         Some(false) => Err("--no-cost: no cost run was asked for".into()),
         _ if !client_hosts.is_empty() => {

@@ -9,8 +9,8 @@ use std::thread::Scope;
 
 use anyhow::{Context, Result};
 
-use crate::history::{History, Location};
-use crate::results::Results;
+use history::{History, Location};
+use model::results::Results;
 
 /// How many runs may wait read: enough to keep the reader busy, few
 /// enough to hold little memory.

@@ -9,14 +9,14 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::model::{Comparison, Run, Site};
+use super::content::{Comparison, Run, Site};
 use super::page::Page;
-use crate::check::findings;
-use crate::check::verdicts::{self, Rule, judge, within};
 use crate::check::{Past, between_runs};
 use crate::explain::{self, Explained};
-use crate::report::html::escape;
-use crate::results::Results;
+use model::results::Results;
+use model::verdicts::findings;
+use model::verdicts::{self, Rule, judge, within};
+use report::html::escape;
 
 /// The run the `candidate`th is compared with: the latest earlier run of
 /// its machine with a measured cell in common. One a run, so that the
@@ -357,7 +357,7 @@ mod tests {
 
     #[test]
     fn a_run_is_compared_with_its_machine_s_latest_earlier_run_sharing_a_cell() {
-        let entry = |i: i64, machine: &str| crate::history::Entry {
+        let entry = |i: i64, machine: &str| history::Entry {
             id: i,
             machine: machine.into(),
             started: format!("2026-01-0{i}T00:00:00+00:00"),
@@ -366,7 +366,7 @@ mod tests {
             source: String::new(),
             digest: String::new(),
         };
-        let fixture = crate::report::tests::fixture();
+        let fixture = model::fixtures::small();
         let run = |i: i64, machine: &str, measured: bool| {
             let mut run = Run::of(&entry(i, machine), format!("r{i}"), &fixture);
             if !measured {

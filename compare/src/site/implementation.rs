@@ -6,13 +6,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::Result;
 
-use super::model::Site;
+use super::content::Site;
 use super::page::{Page, slug, when};
-use crate::history::{Series, Step};
-use crate::implementation::base_name;
-use crate::report::html::escape;
-use crate::report::over_runs;
-use crate::stats;
+use history::{Series, Step};
+use model::implementation::base_name;
+use model::stats;
+use report::html::escape;
+use report::over_runs;
 
 /// The page of `name` and its series; with the number of charts drawn.
 pub fn page(site: &Site, name: &str, series: &[&Series]) -> Result<(String, usize)> {
@@ -124,7 +124,7 @@ fn chart(site: &Site, series: &Series, page: &mut Page) -> Result<()> {
         })
         .collect();
     let svg = over_runs::chart(&label, &runs, &at, &levels)?;
-    let judged = match crate::history::judged(series) {
+    let judged = match history::judged(series) {
         true => format!(
             "{} step(s) found, {} more proposed but not confirmed",
             steps.len(),

@@ -3,11 +3,11 @@
 
 use anyhow::Result;
 
+use super::content::{Site, describe, implementation_page};
 use super::implementation::{anchor, step_line};
-use super::model::{Site, describe, implementation_page};
 use super::page::Page;
-use crate::history::{Series, Step, judged};
-use crate::report::html::escape;
+use history::{Series, Step, judged};
+use report::html::escape;
 
 pub fn page(site: &Site) -> Result<String> {
     let mut page = Page::new("pingpong: the history of runs", "", site.book);
@@ -22,7 +22,7 @@ pub fn page(site: &Site) -> Result<String> {
     ));
     moved(site, &mut page);
     // Each run's comparison with the run before it, by the run.
-    let against: std::collections::HashMap<&str, &super::model::Comparison> = site
+    let against: std::collections::HashMap<&str, &super::content::Comparison> = site
         .comparisons
         .iter()
         .filter(|c| c.releases.is_none())

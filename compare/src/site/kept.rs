@@ -17,7 +17,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::model::{Run, Tally};
+use super::content::{Run, Tally};
 
 /// The manifest's name in the site's folder.
 pub const MANIFEST: &str = "site-manifest.json";

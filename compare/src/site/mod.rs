@@ -8,11 +8,11 @@
 
 mod ahead;
 mod comparison;
+mod content;
 mod implementation;
 mod index;
 mod kept;
 pub mod links;
-mod model;
 mod page;
 mod run;
 
@@ -24,11 +24,11 @@ use std::rc::Rc;
 use anyhow::{Context, Result, bail};
 
 use crate::check::Past;
-use crate::history::{Entry, History, Location};
-use crate::results::Results;
 use ahead::Ahead;
+use content::{Comparison, Run, Site, Tally, implementation_page};
+use history::{Entry, History, Location};
 use kept::{Kept, key};
-use model::{Comparison, Run, Site, Tally, implementation_page};
+use model::results::Results;
 use page::{nav, slug};
 
 /// What `compare site` builds, from what.
@@ -156,7 +156,7 @@ fn opened(options: &Options) -> Result<(Location, History, Vec<Entry>)> {
 /// drawn in them.
 fn pages(
     site: &Site,
-    implementations: &BTreeMap<String, Vec<&crate::history::Series>>,
+    implementations: &BTreeMap<String, Vec<&history::Series>>,
     location: &Location,
 ) -> Result<(Vec<(String, String)>, usize)> {
     let mut pages: Vec<(String, String)> = Vec::new();
@@ -356,7 +356,7 @@ impl Builder<'_> {
         name: &str,
         (baseline, candidate): (usize, usize),
         releases: Option<(String, String)>,
-        judged: &crate::check::verdicts::Comparison,
+        judged: &model::verdicts::Comparison,
         warnings: &[String],
     ) -> Result<Tally> {
         let c = Comparison {
@@ -418,10 +418,9 @@ fn slugs(entries: &[Entry]) -> Vec<String> {
 /// A run's report, as `compare report` renders it, with the site's links
 /// at its top (its style is its own: the links carry theirs).
 fn report(out: &Path, slug: &str, results: &Results, book: bool) -> Result<()> {
-    let reference = crate::report::reference(results, None)?;
+    let reference = report::reference(results, None)?;
     let top = format!("<body>\n{}", nav("../../", book));
-    for (name, text) in crate::report::render(results, &[crate::report::Format::Html], &reference)?
-    {
+    for (name, text) in report::render(results, &[report::Format::Html], &reference)? {
         let linked = text.replacen("<body>\n", &top, 1);
         write(out, &format!("runs/{slug}/{name}"), &linked)?;
     }
@@ -443,7 +442,7 @@ fn write(out: &Path, path: &str, text: &str) -> Result<()> {
 fn remove_stale(
     out: &Path,
     site: &Site,
-    implementations: &BTreeMap<String, Vec<&crate::history::Series>>,
+    implementations: &BTreeMap<String, Vec<&history::Series>>,
 ) -> Result<usize> {
     let runs: BTreeSet<String> = site.runs.iter().map(|r| r.slug.clone()).collect();
     let comparisons: BTreeSet<String> = site

@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use crate::report::html::{escape, head};
+use report::html::{escape, head};
 
 /// Counts what the page holds when loaded, and every error and policy
 /// violation from the start.

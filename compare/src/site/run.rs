@@ -3,9 +3,9 @@
 
 use anyhow::Result;
 
-use super::model::{Comparison, Site, describe, implementation_page};
+use super::content::{Comparison, Site, describe, implementation_page};
 use super::page::Page;
-use crate::report::html::escape;
+use report::html::escape;
 
 /// The page of the `index`th run.
 pub fn page(site: &Site, index: usize) -> Result<String> {

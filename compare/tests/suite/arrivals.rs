@@ -2,7 +2,7 @@
 //! up, each one's connect time and first round trip, and the kernel's TCP
 //! counters over every run.
 
-use compare::results::Results;
+use model::results::Results;
 use pingpong::client::Arrival;
 
 use crate::common::{QUICK, assert_cell_consistent, folder, run_ok};

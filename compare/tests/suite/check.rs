@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
-use compare::check::verdicts::{Rule, judge, within};
-use compare::results::Results;
-use compare::stats::Verdict;
+use model::results::Results;
+use model::stats::Verdict;
+use model::verdicts::{Rule, judge, within};
 
 use crate::common::{assert_ok, compare, load, orders, out_dir};
 
@@ -351,8 +351,8 @@ fn an_extra_wake_up_per_block_is_caught_by_the_cost_verdicts_and_named() {
     let output = crate::common::compare_with(&args, &[fault]);
     assert_ok(&output, &args);
     let results = load(&out);
-    let switches = compare::results::registry::figure("server_voluntary_switches_per_block");
-    let median = |c: &compare::results::Cell| c.summary(switches).unwrap().median;
+    let switches = model::results::registry::figure("server_voluntary_switches_per_block");
+    let median = |c: &model::results::Cell| c.summary(switches).unwrap().median;
     let (base, woken) = (median(&results.cells[0]), median(&results.cells[1]));
     // Every block wakes the idle thread, which parks again: a switch more
     // where it had parked (seen here: 0.84 and 1.58).
@@ -385,7 +385,7 @@ fn an_extra_wake_up_per_block_is_caught_by_the_cost_verdicts_and_named() {
 fn the_committed_tokio_sweep_confirms_its_four_steps_and_nothing_else() {
     let report = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../reports/2026-12-03-vm-2cpu-tokio-services-sweep");
-    let results = Results::load(&compare::results::file::named(&report)).unwrap();
+    let results = Results::load(&model::results::file::named(&report)).unwrap();
     let releases = &results.config.implementations;
     assert_eq!(releases.len(), 33);
     let steps = [

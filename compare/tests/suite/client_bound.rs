@@ -3,7 +3,7 @@
 //! its results and in its report; a fast client against a server slowed
 //! the same way (the `slow` fault) is not.
 
-use compare::results::{Results, Usage};
+use model::results::{Results, Usage};
 
 use crate::common::{QUICK, assert_cell_consistent, assert_ok, compare_with, load, out_dir};
 

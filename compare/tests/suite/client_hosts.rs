@@ -12,7 +12,7 @@
 
 use std::time::Duration;
 
-use compare::results::{Cell, Status};
+use model::results::{Cell, Status};
 
 use crate::common::{assert_hosted_cell_consistent, folder};
 use crate::netns::{DelayLine, Keys, Namespace, Sshd, compare_in, compare_run};
@@ -124,7 +124,7 @@ fn clients_on_two_hosts_sum_and_merge_and_a_failing_host_fails_its_cell() {
     let (output, out) = compare_run(Some(&hosts.hub), test, &failing, &env);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
-    let results = compare::results::Results::load(&out.join("results.json")).unwrap();
+    let results = model::results::Results::load(&out.join("results.json")).unwrap();
     let (tokio, mio) = (&results.cells[0], &results.cells[1]);
     assert_eq!(tokio.status, Status::Failed);
     let error = tokio.error.as_deref().unwrap_or_default();

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use compare::defaults::{HISTORY_ENV, PROFILE_ENV};
-use compare::results::Usage;
-use compare::results::{Cell, Results, Rtt, Run};
+use model::defaults::{HISTORY_ENV, PROFILE_ENV};
+use model::results::Usage;
+use model::results::{Cell, Results, Rtt, Run};
 
 /// Long enough for a cold build of the runtime binaries on two cores.
 const LIMIT: Duration = Duration::from_secs(900);
@@ -244,7 +244,7 @@ fn check_cell(cell: &Cell, seconds: f64, seen: Seen) {
     let name = name(cell);
     assert_eq!(
         cell.status,
-        compare::results::Status::Ok,
+        model::results::Status::Ok,
         "{name}: {:?}",
         cell.error
     );

@@ -125,7 +125,7 @@ fn too_few_file_descriptors_say_what_to_change() {
     // any cell.
     let out = common::out_dir("nofile");
     let output = std::process::Command::new("sh")
-        .env(compare::defaults::PROFILE_ENV, common::PROFILE)
+        .env(model::defaults::PROFILE_ENV, common::PROFILE)
         .arg("-c")
         .arg(format!(
             "ulimit -n 500 && exec '{}' run --runtimes mio --connections 1000 --out '{}'",

@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use compare::matrix::Tls;
-use compare::results::{Results, Status};
+use model::matrix::Tls;
+use model::results::{Results, Status};
 
 use crate::common::{assert_cell_consistent, cell, compare, folder, out_dir, run_ok};
 

@@ -6,7 +6,7 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use compare::results::{Results, Status};
+use model::results::{Results, Status};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 

@@ -5,7 +5,7 @@
 
 use std::process::Output;
 
-use compare::results::Status;
+use model::results::Status;
 
 use crate::common::{BISECT_STEP, QUICK, assert_ok, compare_with, folder, out_dir, run_ok};
 

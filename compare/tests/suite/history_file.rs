@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
-use compare::defaults::HISTORY_ENV;
-use compare::history::History;
-use compare::results::Results;
+use history::History;
+use model::defaults::HISTORY_ENV;
+use model::results::Results;
 
 use crate::common::{assert_ok, bounded, command, compare, out_dir};
 

@@ -12,8 +12,8 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use compare::history::{self, Appended, History, Location};
-use compare::results::{Cell, Results, Status};
+use history::{self, Appended, History, Location};
+use model::results::{Cell, Results, Status};
 
 use crate::common::{assert_ok, compare, compare_with, folder, out_dir};
 use crate::history_file::{run_mio, site_of_two};

@@ -2,7 +2,7 @@
 //! implementation's server exchanges verified bytes, over plain TCP and
 //! inside TLS.
 
-use compare::results::{Cell, Served, Status};
+use model::results::{Cell, Served, Status};
 use pingpong::server::{Shape, WORKERS_PER_THREAD};
 
 use crate::common::{assert_cell_consistent, compare, load, out_dir, run_ok};

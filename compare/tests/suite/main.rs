@@ -30,7 +30,7 @@ mod unreleased;
 mod web;
 mod workloads;
 
-use compare::adapters::ADAPTERS;
+use model::adapters::ADAPTERS;
 
 /// Every implementation `compare list` knows, in its order.
 pub fn implementations() -> Vec<&'static str> {

@@ -12,7 +12,7 @@ use std::sync::mpsc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use compare::results::Results;
+use model::results::Results;
 
 use crate::common::{self, assert_ok, compare_with, load, out_dir};
 
@@ -349,7 +349,7 @@ pub fn compare_run(
     let output = match ns {
         Some(_) => Command::new("ip")
             .args(&all)
-            .env(compare::defaults::PROFILE_ENV, common::PROFILE)
+            .env(model::defaults::PROFILE_ENV, common::PROFILE)
             .envs(env.iter().copied())
             .output()
             .unwrap(),

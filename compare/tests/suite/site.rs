@@ -8,15 +8,15 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use compare::history::History;
-use compare::results::Results;
+use history::History;
+use model::results::Results;
 
 use crate::common::{Browsed, browse, out_dir};
 
 /// How many results files lie under `dir`, however deep.
 fn results_files(dir: &Path) -> usize {
-    let own = compare::results::file::named(dir);
-    if compare::results::file::stored(&own) {
+    let own = model::results::file::named(dir);
+    if model::results::file::stored(&own) {
         return 1;
     }
     std::fs::read_dir(dir)

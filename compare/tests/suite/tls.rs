@@ -2,8 +2,8 @@
 //! scenario, and TLS's failures (an untrusted certificate, a close_notify
 //! alert mid-stream) costing only their cells.
 
-use compare::matrix::Tls;
-use compare::results::{Cell, Results, Status};
+use model::matrix::Tls;
+use model::results::{Cell, Results, Status};
 
 use crate::common::{QUICK, assert_cell_consistent, compare_with, load, out_dir, run_ok};
 

@@ -16,7 +16,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{ChildStdout, Command, Stdio};
 use std::time::Duration;
 
-use compare::results::{Cell, Remote, Results};
+use model::results::{Cell, Remote, Results};
 use serde_json::Value;
 
 use crate::common::{assert_remote_cell_consistent, bin_dir, folder};

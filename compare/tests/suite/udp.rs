@@ -2,7 +2,7 @@
 //! every client against a foreign server, every datagram verified; on every
 //! client a dropped datagram is counted lost, sent again and never hung on.
 
-use compare::results::{Cell, Status};
+use model::results::{Cell, Status};
 
 use crate::common::{compare_with, load, name, out_dir, run_ok};
 use crate::implementations;

@@ -2,8 +2,8 @@
 //! and the run goes on. io_uring is denied the way Docker's default seccomp
 //! profile denies it (PINGPONG_DENY_IO_URING).
 
-use compare::adapters::ADAPTERS;
-use compare::results::Status;
+use model::adapters::ADAPTERS;
+use model::results::Status;
 
 use crate::common::{compare_with, load, out_dir};
 

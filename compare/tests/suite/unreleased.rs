@@ -229,7 +229,7 @@ fn a_commit_and_a_dirty_checkout_are_recorded_as_they_resolved_and_built_once() 
         .expect("a dirty tree's diff");
     assert_eq!(diff.len(), 64);
     for cell in &results.cells {
-        assert_eq!(cell.status, compare::results::Status::Ok, "{cell:?}");
+        assert_eq!(cell.status, model::results::Status::Ok, "{cell:?}");
         let lock = &results.suite.locks[&cell.implementation];
         let file = folder("unreleased-sources-1").join(format!("locks/{lock}.lock"));
         let text = fs::read_to_string(&file).expect("the lockfile kept");

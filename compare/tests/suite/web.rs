@@ -3,7 +3,7 @@
 //! a foreign server, every body verified; the servers that cannot serve
 //! them say why. (A corrupt or malformed answer: `faults`.)
 
-use compare::results::{Cell, Status};
+use model::results::{Cell, Status};
 
 use crate::common::{assert_cell_consistent, compare_with, load, name, out_dir, run_ok};
 use crate::implementations;
