@@ -647,7 +647,7 @@ const LAYERS: &[(&str, &[Layer])] = &[
             ),
             (
                 "one repetition",
-                &["child", "repetition", "client_hosts", "pair"],
+                &["child", "repetition", "client_hosts", "place", "pair"],
             ),
         ],
     ),

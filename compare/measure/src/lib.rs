@@ -1,10 +1,12 @@
 //! Measurement: a repetition run by real processes, and what they cost.
-//! Where servers and clients run ([`child`], a local process in its own
-//! group; [`remote`], over ssh; [`client_hosts`]), one repetition behind the
-//! [`repetition::Measure`] trait and the real pair of processes behind it
-//! ([`pair`]); the programs and the machine ([`cargo`], [`versions`],
-//! [`binaries`], [`releases`], [`upkeep`], [`environment`], and our
-//! processes' [`groups`], killed together on a stop).
+//! One repetition behind the [`repetition::Measure`] trait; what the real
+//! pair of processes measures ([`pair`]); where each side runs, one
+//! [`place::Place`] each (here, over ssh, an external program, a server
+//! started by hand), over a child process in its own group ([`child`]),
+//! ssh ([`remote`]) and the clients' hosts ([`client_hosts`]); the programs
+//! and the machine ([`cargo`], [`versions`], [`binaries`], [`releases`],
+//! [`upkeep`], [`environment`], and our processes' [`groups`], killed
+//! together on a stop).
 //!
 //! The instruments: what each process of a repetition spent and did, read
 //! from the outside. CPU time and memory from /proc ([`usage`]), system
@@ -31,6 +33,7 @@ pub mod client_hosts;
 pub mod environment;
 pub mod groups;
 pub mod pair;
+pub mod place;
 pub mod releases;
 pub mod remote;
 pub mod repetition;

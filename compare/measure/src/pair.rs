@@ -1,39 +1,31 @@
-//! The real [`Measure`](crate::repetition::Measure): a server process and a client process, pinned, each
-//! stage within a deadline; the client's result line is the measurement,
-//! and both processes are sampled at the window's edges.
+//! The real [`Measure`](crate::repetition::Measure): what a pair of
+//! processes measures, a server and a client, each started where its
+//! [`Place`] says, each stage within a deadline: the timed window (the
+//! client's result line, both processes sampled at its edges), each side's
+//! instructions counted under callgrind, or its stacks counted or sampled.
 
-use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::thread;
-use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, anyhow, bail, ensure};
-use pingpong::cli::{Cli, ClientArgs, Command, ServerArgs, Sizes};
-use pingpong::client::{Arrival, ClientConfig};
+use anyhow::anyhow;
+use pingpong::client::Arrival;
 use pingpong::protocol::Protocol;
-use pingpong::wire::{ClientResult, Line, Window};
+use pingpong::wire::Line;
 
 use crate::accept_queue::Sampler;
 use crate::callgrind::{self, Callgrind};
-use crate::child::{Child, Counting, EXIT_DEADLINE};
-use crate::client_hosts;
-use crate::counters::{Counters, Edge};
+use crate::child::{Child, Counting};
+use crate::counters::Counters;
 use crate::perf::Perf;
+use crate::place::external;
+use crate::place::here::Here;
+use crate::place::mode::{Mode, Profiler, Span};
+use crate::place::ssh::Hosts;
+use crate::place::{Given, Place};
 use crate::remote::{ServerAt, Ssh};
 use crate::repetition::{ClientMeasurement, Job, Measure, Measurement, RepetitionError, Side};
 use crate::tcp_stats;
-use crate::usage::{Sample, Sampling};
-use model::external::{self, External};
-use model::matrix::Tls;
 use model::program::Program;
-use model::results::TcpStats;
-use model::results::{Cost, Counted};
-
-/// How long a server may take to print its ready line (under callgrind, six
-/// times as long: valgrind reads the binary's debug information first).
-const READY_DEADLINE: Duration = Duration::from_secs(10);
-/// Slack on every deadline derived from the options: a loaded machine is slow.
-const MARGIN: Duration = Duration::from_secs(5);
+use model::results::{Counted, TcpStats};
 
 /// Runs each repetition's processes, the server where `server_at` says; with
 /// `counted`, also counts each side's instructions for that many blocks.
@@ -85,102 +77,10 @@ impl ProcessPair {
     }
 }
 
-/// How one pair of processes runs.
-#[derive(Clone, Copy)]
-enum Mode<'a> {
-    /// The timed window of the options.
-    Timed,
-    /// `span`'s pingpong, the `under` side run by `profiler`, which writes
-    /// what it counted to `out`.
-    Counted {
-        span: Span,
-        under: Side,
-        profiler: Profiler<'a>,
-        out: &'a Path,
-    },
-}
-
-/// How much a counted pair round-trips.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Span {
-    /// So many blocks per connection, the connections started together,
-    /// no warm-up and no clock: the closed loop's count.
-    Blocks(u64),
-    /// A window of so many seconds at the job's own rate, no warm-up: the
-    /// open loop's, whose schedule no count of blocks keeps.
-    Seconds(f64),
-}
-
-impl Span {
-    /// Twice as much.
-    pub fn doubled(self) -> Self {
-        match self {
-            Self::Blocks(n) => Self::Blocks(2 * n),
-            Self::Seconds(s) => Self::Seconds(2.0 * s),
-        }
-    }
-}
-
 /// A profiled pair's file, and the blocks its client round-tripped.
 pub struct Profile {
     pub file: PathBuf,
     pub blocks: f64,
-}
-
-/// What counts a side of a counted pair.
-#[derive(Clone, Copy)]
-enum Profiler<'a> {
-    /// callgrind, its instructions in all or, with `stacks`, by call stack.
-    Callgrind {
-        callgrind: &'a Callgrind,
-        stacks: bool,
-    },
-    /// perf, sampling by call stack.
-    Perf(&'a Perf),
-}
-
-impl Mode<'_> {
-    /// `program args`, or the two under the profiler where `side` is counted.
-    fn wrap(
-        &self,
-        side: Side,
-        program: &Path,
-        args: Vec<String>,
-    ) -> (std::path::PathBuf, Vec<String>) {
-        match self {
-            Mode::Counted {
-                under,
-                profiler,
-                out,
-                ..
-            } if *under == side => match profiler {
-                Profiler::Callgrind { callgrind, stacks } => {
-                    callgrind.wrap(program, &args, out, *stacks)
-                }
-                Profiler::Perf(perf) => perf.wrap(program, &args, out),
-            },
-            _ => (program.to_path_buf(), args),
-        }
-    }
-
-    fn ready_deadline(&self) -> Duration {
-        match self {
-            Mode::Timed => READY_DEADLINE,
-            Mode::Counted { .. } => READY_DEADLINE * 6,
-        }
-    }
-}
-
-/// A server that accepts connections.
-struct Server {
-    /// Absent for a server started by hand; ssh, for one on another host.
-    process: Option<Child>,
-    /// The server's process id, where it runs on this host and can be sampled.
-    pid: Option<u32>,
-    addr: SocketAddr,
-    cpus: Vec<usize>,
-    /// With TLS: the certificate it made, for the client to trust.
-    certificate: Option<String>,
 }
 
 impl Measure for ProcessPair {
@@ -359,7 +259,7 @@ impl ProcessPair {
             (true, _) | (_, Mode::Counted { .. }) => Counting::On,
             (false, Mode::Timed) => Counting::Off(TIMED),
         };
-        let mut server = start_server(job, &self.server_at, mode, counting)?;
+        let mut server = self.server_place(job)?.server(job, mode, counting)?;
         // The counters of this host's kernel say nothing of a server or
         // clients on another.
         let tcp_before = match (&self.server_at, &self.client_hosts[..]) {
@@ -371,14 +271,9 @@ impl ProcessPair {
         let sampler = (accept_queue_sampled(job) && tcp_before.is_some())
             .then(|| Sampler::start(server.addr).ok())
             .flatten();
-        let measured = match job.client {
-            Program::Binary { path, .. } if !self.client_hosts.is_empty() => {
-                hosted_clients(job, path, &self.client_hosts, &server)
-            }
-            Program::Binary { path, .. } => our_client(job, path, &mut server, mode, counting),
-            Program::External(e) => external_client(job, e, &mut server).map_err(Into::into),
-            Program::Unbuilt { reason, .. } => Err(anyhow!("{reason}").into()),
-        };
+        let measured = self
+            .client_place(job)
+            .and_then(|place| place.client(job, &mut server, mode, counting));
         let tcp = tcp_before.and_then(|before| Some(tcp_stats::read().ok()?.since(&before)));
         let accept_queue = sampler.and_then(|s| s.finish().ok());
         let mut measured = match (measured, &mut server.process) {
@@ -404,6 +299,43 @@ impl ProcessPair {
             }
         }
         Ok(measured)
+    }
+}
+
+impl ProcessPair {
+    /// Where `job`'s server runs: where `--remote` or `--server` put it,
+    /// here otherwise.
+    fn server_place<'a>(&'a self, job: &Job<'a>) -> Result<Box<dyn Place + 'a>, RepetitionError> {
+        Ok(match (&self.server_at, job.server) {
+            (ServerAt::Given(addr), _) => Box::new(Given(*addr)),
+            (ServerAt::Local, Program::Binary { path, .. }) => Box::new(Here(path)),
+            (ServerAt::Ssh(ssh), Program::Binary { path, .. }) => Box::new(Hosts {
+                hosts: std::slice::from_ref(ssh),
+                bin: path,
+            }),
+            (ServerAt::Local, Program::External(e)) => Box::new(external::Program(e)),
+            (_, Program::Unbuilt { reason, .. }) => return Err(anyhow!("{reason}").into()),
+            (ServerAt::Ssh(_), Program::External(e)) => {
+                return Err(anyhow!(
+                    "{} is external: start its server on the other host by hand and use --server",
+                    e.name
+                )
+                .into());
+            }
+        })
+    }
+
+    /// Where `job`'s client runs: on the `--client-host` hosts, or here.
+    fn client_place<'a>(&'a self, job: &Job<'a>) -> Result<Box<dyn Place + 'a>, RepetitionError> {
+        Ok(match job.client {
+            Program::Binary { path, .. } if !self.client_hosts.is_empty() => Box::new(Hosts {
+                hosts: &self.client_hosts,
+                bin: path,
+            }),
+            Program::Binary { path, .. } => Box::new(Here(path)),
+            Program::External(e) => Box::new(external::Program(e)),
+            Program::Unbuilt { reason, .. } => return Err(anyhow!("{reason}").into()),
+        })
     }
 }
 
@@ -448,63 +380,6 @@ fn troubled(error: RepetitionError, tcp: Option<TcpStats>) -> RepetitionError {
     match (error, tcp.and_then(|t| t.troubles())) {
         (RepetitionError::Failed(e), Some(troubles)) => anyhow!("{e:#}; {troubles}").into(),
         (error, _) => error,
-    }
-}
-
-/// The sizes both of our binaries take, with the threads of `side`.
-fn sizes(job: &Job, side: Side) -> Sizes {
-    Sizes {
-        protocol: job.workload.protocol,
-        threads: threads(job, side) as u32,
-        block: job.workload.block as u32,
-        window: job.workload.window as u32,
-    }
-}
-
-/// A configuration's settings, if `program` has any, for `--knobs`.
-fn knobs(program: &Program) -> String {
-    match program {
-        Program::Binary { knobs, .. } => knobs.to_arg(),
-        _ => String::new(),
-    }
-}
-
-/// The arguments of our server bound to `bind`.
-fn server_args(job: &Job, bind: SocketAddr) -> Vec<String> {
-    let server = ServerArgs {
-        bind,
-        sizes: sizes(job, Side::Server),
-        work: job.work,
-        shape: job.workload.shape,
-        until_killed: false,
-        tls: job.workload.tls.is_some(),
-        tls_resumption: job.workload.tls == Some(Tls::Resumption),
-    };
-    Cli {
-        command: Command::Server(server),
-        knobs: knobs(job.server),
-    }
-    .to_args()
-}
-
-/// The threads `side` runs: the client's may differ (`--client-threads`).
-fn threads(job: &Job, side: Side) -> usize {
-    match side {
-        Side::Server => job.load.threads,
-        Side::Client => job.load.client_threads(),
-    }
-}
-
-fn values<'h>(job: &Job, side: Side, host: &'h str, port: u16) -> external::Values<'h> {
-    external::Values {
-        host,
-        port,
-        threads: threads(job, side),
-        block: job.workload.block,
-        connections: job.load.connections,
-        seconds: job.seconds.as_secs_f64(),
-        window: job.workload.window,
-        work: job.work,
     }
 }
 
@@ -561,466 +436,6 @@ fn unsupported(job: &Job, server_at: &ServerAt, hosted: bool) -> Option<Repetiti
         message: format!("{} cannot run this workload: {short}", e.name),
         short,
     })
-}
-
-fn start_server(
-    job: &Job,
-    server_at: &ServerAt,
-    mode: Mode,
-    counting: Counting,
-) -> Result<Server, RepetitionError> {
-    let cpus = &job.placement.server_cpus;
-    let deadline = Instant::now() + mode.ready_deadline();
-    match (server_at, job.server) {
-        (ServerAt::Given(addr), _) => Ok(Server {
-            process: None,
-            pid: None,
-            addr: *addr,
-            cpus: Vec::new(),
-            certificate: None,
-        }),
-        (ServerAt::Local, Program::Binary { path, .. }) => {
-            let args = server_args(job, SocketAddr::from(([127, 0, 0, 1], 0)));
-            let (program, args) = mode.wrap(Side::Server, path, args);
-            let process = Child::spawn("server", &program, &args, cpus, counting)?;
-            ready(process, deadline, None)
-        }
-        (ServerAt::Ssh(ssh), Program::Binary { path, .. }) => {
-            let args = ssh_server_args(ssh, path, job)?;
-            let counting = Counting::Off("the server runs on another host");
-            let process = Child::spawn("server", Path::new(&ssh.program), &args, cpus, counting)?;
-            ready(process, deadline, Some(ssh.ip))
-        }
-        (ServerAt::Local, Program::External(e)) => Ok(external_server(job, e, deadline, counting)?),
-        (_, Program::Unbuilt { reason, .. }) => Err(anyhow!("{reason}").into()),
-        (ServerAt::Ssh(_), Program::External(e)) => Err(anyhow!(
-            "{} is external: start its server on the other host by hand and use --server",
-            e.name
-        )
-        .into()),
-    }
-}
-
-/// The server as its ready line says, at `host` when it runs on another one.
-fn ready(
-    mut process: Child,
-    deadline: Instant,
-    host: Option<IpAddr>,
-) -> Result<Server, RepetitionError> {
-    let ready = match process.next_line(deadline, "server start", Line::parse)? {
-        Line::Ready(ready) => ready,
-        Line::Error(f) => return Err(RepetitionError::of_failure(Side::Server, f)),
-        other => {
-            return Err(anyhow!("server printed {other:?} instead of its ready line").into());
-        }
-    };
-    let (addr, pid) = match host {
-        Some(ip) => (SocketAddr::new(ip, ready.addr.port()), None),
-        None => (ready.addr, Some(process.id())),
-    };
-    Ok(Server {
-        process: Some(process),
-        pid,
-        addr,
-        cpus: ready.cpus,
-        certificate: ready.tls_certificate,
-    })
-}
-
-/// An external server on a free port here, once it accepts a connection:
-/// it has no ready line.
-fn external_server(
-    job: &Job,
-    e: &External,
-    deadline: Instant,
-    counting: Counting,
-) -> Result<Server> {
-    let port = free_port()?;
-    let command = e.server_command(&values(job, Side::Server, "127.0.0.1", port))?;
-    let mut process = Child::spawn(
-        "server",
-        Path::new(&command[0]),
-        &command[1..],
-        &job.placement.server_cpus,
-        counting,
-    )?;
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    loop {
-        if let Some(status) = process.exited()? {
-            let stderr = process.stderr_tail();
-            bail!("server start: the server exited ({status}){stderr}");
-        }
-        if TcpStream::connect_timeout(&addr, Duration::from_millis(100)).is_ok() {
-            break;
-        }
-        if Instant::now() > deadline {
-            bail!(
-                "server start: nothing listened on {addr} within {:.1} s; killed",
-                READY_DEADLINE.as_secs_f64()
-            );
-        }
-        thread::sleep(Duration::from_millis(20));
-    }
-    let pid = process.id();
-    Ok(Server {
-        process: Some(process),
-        pid: Some(pid),
-        cpus: pingpong::affinity::of(pid).unwrap_or_default(),
-        addr,
-        certificate: None,
-    })
-}
-
-/// The client's settings, for the deadlines it keeps itself.
-fn client_config(job: &Job, connect: SocketAddr) -> ClientConfig {
-    ClientConfig {
-        protocol: job.workload.protocol,
-        connect,
-        threads: job.load.client_threads(),
-        connections: job.load.connections,
-        block: job.workload.block,
-        window: job.workload.window,
-        warmup: job.warmup,
-        seconds: job.seconds,
-        latency: job.latency,
-        blocks: None,
-        arrival: job.arrival,
-        churn: job.workload.churn,
-        rate: job.rate,
-        tls: None,
-        knobs: Default::default(),
-        start_signal: false,
-    }
-}
-
-impl Server {
-    /// What the kernel has counted of the server so far, or why it cannot say.
-    fn counts(&mut self, edge: Edge) -> Result<Cost, String> {
-        match &mut self.process {
-            Some(process) => process.counts(edge),
-            None => Err("the server was started by hand".into()),
-        }
-    }
-}
-
-/// What the kernel counted of each process between two readings, and the
-/// first reason a side has none.
-fn costs(
-    opened: Option<[Result<Cost, String>; 2]>,
-    closed: Option<[Result<Cost, String>; 2]>,
-) -> ([Option<Cost>; 2], Option<String>) {
-    let (Some(opened), Some(closed)) = (opened, closed) else {
-        return ([None, None], None);
-    };
-    let mut absent = None;
-    let mut side = |i: usize| match (&opened[i], &closed[i]) {
-        (Ok(a), Ok(b)) => Some(b.since(a)),
-        (Err(why), _) | (_, Err(why)) => {
-            absent.get_or_insert_with(|| why.clone());
-            None
-        }
-    };
-    let cost = [side(0), side(1)];
-    (cost, absent)
-}
-
-/// Our client's arguments for `config`, against `server`.
-fn client_args(job: &Job, config: &ClientConfig, server: &Server) -> Result<ClientArgs> {
-    let tls_trust = match job.workload.tls {
-        None => None,
-        Some(_) => Some(server.certificate.clone().ok_or_else(|| {
-            anyhow!("the server's ready line carries no certificate for the client to trust")
-        })?),
-    };
-    Ok(ClientArgs {
-        connect: server.addr,
-        sizes: sizes(job, Side::Client),
-        connections: job.load.connections as u32,
-        warmup: config.warmup.as_secs_f64(),
-        seconds: config.seconds.as_secs_f64(),
-        blocks: config.blocks,
-        no_latency: !config.latency,
-        arrival: config.arrival,
-        churn: config.churn,
-        rate: config.rate,
-        tls_trust,
-        tls_resumption: job.workload.tls == Some(Tls::Resumption),
-        // Lingering, it is still alive (not a zombie) when sampled at the window's end.
-        linger: true,
-        start_signal: false,
-    })
-}
-
-/// What a counted pair's client does instead of the timed window: its
-/// span of blocks, or its window at the job's rate.
-fn profiled_span(config: &mut ClientConfig, mode: Mode) {
-    match mode {
-        Mode::Counted {
-            span: Span::Blocks(blocks),
-            ..
-        } => {
-            // The clock that times round trips is the suite's work, not the
-            // runtime's: counted without it. Connections stay open and start
-            // together.
-            config.blocks = Some(blocks);
-            config.churn = None;
-            config.rate = None;
-            config.arrival = Arrival::Gated;
-            config.warmup = Duration::ZERO;
-            config.latency = false;
-        }
-        Mode::Counted {
-            span: Span::Seconds(seconds),
-            ..
-        } => {
-            // The open loop times every block from when it was due: its
-            // clock is how it keeps the rate.
-            config.seconds = Duration::from_secs_f64(seconds);
-            config.warmup = Duration::ZERO;
-            config.latency = true;
-        }
-        Mode::Timed => {}
-    }
-}
-
-fn our_client(
-    job: &Job,
-    bin: &Path,
-    server: &mut Server,
-    mode: Mode,
-    counting: Counting,
-) -> Result<Measurement, RepetitionError> {
-    let mut config = client_config(job, server.addr);
-    profiled_span(&mut config, mode);
-    let client = client_args(job, &config, server)?;
-    let args = Cli {
-        command: Command::Client(client),
-        knobs: knobs(job.client),
-    }
-    .to_args();
-    let (program, args) = mode.wrap(Side::Client, bin, args);
-    let mut client = Child::spawn(
-        "client",
-        &program,
-        &args,
-        &job.placement.client_cpus,
-        counting,
-    )?;
-    // Both processes are sampled at the window's edges, as the client
-    // announces them; each stage has its own deadline.
-    let pids = [server.pid, Some(client.id())];
-    let sample = || Sample::start(pids);
-    let (mut opened, mut closed) = (None, None);
-    let (mut counted_from, mut counted_to) = (None, None);
-    let mut stage = "connecting and warm-up";
-    let mut deadline = Instant::now()
-        + config.connect_deadline()
-        + config.warmup
-        + config.first_round_deadline()
-        + MARGIN;
-    let result = loop {
-        match client.next_line(deadline, stage, Line::parse)? {
-            Line::Window(Window::Open) => {
-                counted_from = Some([server.counts(Edge::Opens), client.counts(Edge::Opens)]);
-                opened = Some(sample());
-                stage = "measurement window";
-                deadline = Instant::now() + config.window_deadline() + MARGIN;
-            }
-            Line::Window(Window::Closed) => {
-                counted_to = Some([server.counts(Edge::Closes), client.counts(Edge::Closes)]);
-                closed = Some(sample());
-                stage = "shutdown";
-                deadline = Instant::now() + config.drain_deadline() + MARGIN;
-            }
-            Line::Result(result) => break result,
-            Line::Error(f) => return Err(RepetitionError::of_failure(Side::Client, f)),
-            other => {
-                return Err(anyhow!("client printed {other:?} instead of its result").into());
-            }
-        }
-    };
-    let (opened, closed) = (opened.map(Sampling::finish), closed.map(Sampling::finish));
-    let usage = |side: usize| match (&opened, &closed) {
-        (Some(a), Some(b)) => Some(a[side].as_ref()?.until(b[side].as_ref()?)),
-        _ => None,
-    };
-    client.close_stdin();
-    let status = client.wait(EXIT_DEADLINE)?;
-    if !status.success() {
-        return Err(anyhow!("exit: client exited with {status} after its result").into());
-    }
-    check_result(job, &result)?;
-    let ([server_cost, client_cost], cost_absent) = costs(counted_from, counted_to);
-    Ok(Measurement {
-        server_usage: usage(0),
-        client_usage: usage(1),
-        server_cpus: server.cpus.clone(),
-        client: ClientMeasurement::Ours(result),
-        server_cost,
-        client_cost,
-        cost_absent,
-        counted: None,
-        tcp: None,
-        accept_queue: None,
-        served: None,
-        client_hosts: None,
-    })
-}
-
-/// Refuses a client's result that is not of the load asked, or cannot be
-/// a measurement.
-fn check_result(job: &Job, result: &ClientResult) -> Result<(), RepetitionError> {
-    let asked = (
-        job.load.client_threads(),
-        job.load.connections,
-        job.workload.block,
-    );
-    if (result.threads, result.connections, result.block) != asked {
-        return Err(anyhow!(
-            "client ran {} threads, {} connections, block {} instead of what it was asked",
-            result.threads,
-            result.connections,
-            result.block
-        )
-        .into());
-    }
-    if let Some(why) = result.impossible() {
-        return Err(anyhow!("client's result cannot be a measurement: {why}").into());
-    }
-    if let Some(wrong) = tls_mismatch(job, result.tls.as_deref()) {
-        return Err(anyhow!("client {wrong}").into());
-    }
-    Ok(())
-}
-
-/// Our client on the `--client-host` hosts: what they measured, merged,
-/// and each host's part. Nothing is sampled or counted from here.
-fn hosted_clients(
-    job: &Job,
-    bin: &Path,
-    hosts: &[Ssh],
-    server: &Server,
-) -> Result<Measurement, RepetitionError> {
-    let config = client_config(job, server.addr);
-    let args = client_args(job, &config, server)?;
-    let (result, parts) = client_hosts::run(hosts, bin, &args, &knobs(job.client), &config)?;
-    if let Some(why) = result.impossible() {
-        return Err(anyhow!("client's result cannot be a measurement: {why}").into());
-    }
-    if let Some(wrong) = tls_mismatch(job, result.tls.as_deref()) {
-        return Err(anyhow!("client {wrong}").into());
-    }
-    Ok(Measurement {
-        client: ClientMeasurement::Ours(Box::new(result)),
-        server_usage: None,
-        client_usage: None,
-        server_cpus: server.cpus.clone(),
-        server_cost: None,
-        client_cost: None,
-        cost_absent: Some("the clients run on other hosts".into()),
-        counted: None,
-        tcp: None,
-        accept_queue: None,
-        served: None,
-        client_hosts: Some(parts),
-    })
-}
-
-/// An external client runs for its time and prints its throughput; the
-/// server is sampled over the client's whole run.
-fn external_client(job: &Job, e: &External, server: &mut Server) -> Result<Measurement> {
-    let host = server.addr.ip().to_string();
-    let values = values(job, Side::Client, &host, server.addr.port());
-    let command = e.client_command(&values)?;
-    let opened = server.pid.and_then(|pid| Sample::take(pid).ok());
-    let counted_from = server.counts(Edge::Opens);
-    let mut client = Child::spawn(
-        "client",
-        Path::new(&command[0]),
-        &command[1..],
-        &job.placement.client_cpus,
-        Counting::Off("an external client announces no window"),
-    )?;
-    let cpus = pingpong::affinity::of(client.id()).unwrap_or_default();
-    let config = ClientConfig {
-        warmup: Duration::ZERO,
-        latency: false,
-        arrival: e.client.arrival.unwrap_or_default(),
-        ..client_config(job, server.addr)
-    };
-    let (status, stdout, stderr) = client.output(Instant::now() + config.deadline() + MARGIN)?;
-    let closed = server.pid.and_then(|pid| Sample::take(pid).ok());
-    let counted_to = server.counts(Edge::Closes);
-    ensure!(
-        status.success(),
-        "client: {} exited with {status}; it printed: {}",
-        command[0],
-        external::tail(&format!("{stdout}{stderr}"))
-    );
-    Ok(Measurement {
-        client: ClientMeasurement::External {
-            bytes: e.bytes_read(&stdout, &stderr, values.seconds)?,
-            seconds: values.seconds,
-            cpus,
-        },
-        server_usage: opened.zip(closed).map(|(a, b)| a.until(&b)),
-        client_usage: None,
-        server_cpus: server.cpus.clone(),
-        server_cost: match (counted_from, counted_to) {
-            (Ok(a), Ok(b)) => Some(b.since(&a)),
-            _ => None,
-        },
-        client_cost: None,
-        cost_absent: Some("an external client announces no window".into()),
-        counted: None,
-        tcp: None,
-        accept_queue: None,
-        served: None,
-        client_hosts: None,
-    })
-}
-
-/// How the client's TLS differs from what the workload asked, if it does:
-/// another version, suite, group or provider than this compare's.
-fn tls_mismatch(job: &Job, got: Option<&pingpong::wire::Tls>) -> Option<String> {
-    use pingpong::tls::{GROUP, PROVIDER, SUITE, VERSION};
-    match (job.workload.tls, got) {
-        (None, None) => None,
-        (None, Some(_)) => Some("ran TLS where plain TCP was asked".into()),
-        (Some(_), None) => Some("ran plain TCP where TLS was asked".into()),
-        (Some(tls), Some(got)) => {
-            let negotiated =
-                [&got.version, &got.suite, &got.group, &got.provider].map(|s| s.as_str());
-            let expected = [VERSION, SUITE, GROUP, PROVIDER];
-            if negotiated != expected {
-                Some(format!("used {negotiated:?} instead of {expected:?}"))
-            } else if got.resumption != (tls == Tls::Resumption) {
-                Some(format!(
-                    "had resumption {} where {} was asked",
-                    got.resumption,
-                    tls.label()
-                ))
-            } else {
-                None
-            }
-        }
-    }
-}
-
-/// A port free on loopback now, for an external server to listen on.
-fn free_port() -> Result<u16> {
-    let listener = TcpListener::bind("127.0.0.1:0").context("finding a free port")?;
-    Ok(listener.local_addr()?.port())
-}
-
-/// The arguments of ssh that start `bin`'s server on the other host, bound
-/// to the host's address; it stops when its stdin, which ssh forwards, closes.
-fn ssh_server_args(ssh: &Ssh, bin: &Path, job: &Job) -> Result<Vec<String>> {
-    let name = bin.file_name().context("a binary has no file name")?;
-    let remote_bin = ssh.bin_dir.join(name).to_string_lossy().into_owned();
-    let mut remote = vec![remote_bin];
-    remote.extend(server_args(job, SocketAddr::new(ssh.ip, 0)));
-    Ok(ssh.args(&remote))
 }
 
 #[cfg(test)]

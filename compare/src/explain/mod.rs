@@ -22,8 +22,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::plan::Plan;
 use measure::callgrind;
-use measure::pair::{ProcessPair, Profile, Span};
+use measure::pair::{ProcessPair, Profile};
 use measure::perf::{self, Perf};
+use measure::place::mode::Span;
 use measure::prices::Prices;
 use measure::remote::ServerAt;
 use measure::repetition::{Job, Side};
