@@ -1,9 +1,10 @@
 //! The layout the README promises: no import circles in any crate of the
-//! workspace, and every runtime crate's binaries named in compare's list of
-//! adapters (so that a new runtime cannot be forgotten by the suite),
-//! committed reports light enough for every clone to carry, and the
-//! README and the book in step with the code: their links resolve and
-//! every `compare` command they show parses.
+//! workspace, the layers inside compare's crates in their ranks, and every
+//! runtime crate's binaries named in compare's list of adapters (so that a
+//! new runtime cannot be forgotten by the suite), committed reports light
+//! enough for every clone to carry, each naming the machine its results
+//! ran on, and the README and the book in step with the code: their links
+//! resolve and every `compare` command they show parses.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -717,6 +718,82 @@ fn every_report_has_its_story_and_a_row_in_the_index() {
         }
     }
     assert!(missing.is_empty(), "{}", missing.join("\n"));
+}
+
+/// The results files under a report's folder, at any depth.
+fn results_files(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy();
+        if path.is_dir() {
+            found.extend(results_files(&path));
+        } else if name == "results.json" || name == "results.json.gz" {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[test]
+fn the_machine_a_report_names_is_the_one_its_results_record() {
+    // A README's machine paragraph ("Machine: ...") quotes a kernel and a
+    // CPU: each kernel must be one its own results ran on, and the CPU
+    // they ran on must be the one named. A run made elsewhere is another
+    // machine, and a figure compared across two is not the code's alone.
+    let kernel = Regex::new(r"\b\d+\.\d+\.\d+-[A-Za-z0-9._-]*[A-Za-z0-9]").unwrap();
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for entry in fs::read_dir(workspace().join("reports")).unwrap() {
+        let dir = entry.unwrap().path();
+        let Ok(readme) = fs::read_to_string(dir.join("README.md")) else {
+            continue;
+        };
+        let machine: String = readme
+            .split("\n\n")
+            .filter(|p| {
+                p.trim_start()
+                    .trim_start_matches("**")
+                    .starts_with("Machine")
+            })
+            .collect();
+        let kernels: BTreeSet<&str> = kernel.find_iter(&machine).map(|m| m.as_str()).collect();
+        let cpus: Vec<&str> = ["EPYC", "Xeon"]
+            .into_iter()
+            .filter(|cpu| machine.contains(cpu))
+            .collect();
+        if kernels.is_empty() && cpus.is_empty() {
+            continue;
+        }
+        let hosts: Vec<model::results::Host> = results_files(&dir)
+            .iter()
+            .map(|f| model::results::Results::load(f).unwrap().host)
+            .collect();
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        for k in kernels {
+            if !hosts.iter().any(|h| h.kernel.as_deref() == Some(k)) {
+                wrong.push(format!(
+                    "{name}: kernel {k}, which none of its results ran on"
+                ));
+            }
+        }
+        // The CPU its results ran on is named (a paragraph may name another
+        // one too, to say what it is not).
+        let ran_on: BTreeSet<&str> = (hosts.iter())
+            .filter_map(|h| h.cpu_model.as_deref())
+            .filter_map(|m| ["EPYC", "Xeon"].into_iter().find(|cpu| m.contains(cpu)))
+            .collect();
+        for cpu in ran_on {
+            if !cpus.is_empty() && !cpus.contains(&cpu) {
+                wrong.push(format!(
+                    "{name}: its results ran on a {cpu} CPU, which its machine paragraph does not name"
+                ));
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked > 0, "no report names its machine");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 #[test]
