@@ -15,7 +15,7 @@ use std::rc::Rc;
 use anyhow::{Result, bail};
 
 use crate::explain::{self, Explained};
-use history::{self, History, Timeline};
+use history::{History, Timeline};
 use model::named::Named;
 use model::results::{Cell, Results};
 use model::verdicts::{self, Comparison, Medians, Render, Rule, Sides, Thresholds};

@@ -11,7 +11,7 @@ use super::execute::Ended;
 use history::{History, Location};
 use model::named::Named;
 use model::results::{Results, Status};
-use report::{self, Format};
+use report::Format;
 
 /// What a finished run found.
 #[derive(Debug, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use history::{self, Appended, History, Location};
+use history::{Appended, History, Location};
 use model::results::{Cell, Results, Status};
 
 use crate::common::{assert_ok, compare, compare_with, folder, out_dir};

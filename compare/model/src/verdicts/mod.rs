@@ -118,7 +118,7 @@ pub struct Comparison {
     pub machines: Option<String>,
 }
 
-/// A flagged cell's explanation ([`compare::explain`]): where its page lies
+/// A flagged cell's explanation (`compare explain`): where its page lies
 /// and what it names.
 #[derive(Debug, Clone)]
 pub struct Explanation {
