@@ -484,27 +484,39 @@ fn every_build_of_the_workspace_shares_each_crates_features() {
     );
 }
 
-/// Every markdown file a reader is sent to: the README, the book and the
-/// reports' own pages.
-fn documents() -> Vec<PathBuf> {
-    let root = workspace();
-    let mut found = vec![root.join("README.md")];
-    let mut stack = vec![root.join("docs/src"), root.join("reports")];
+/// Every file below `dirs`, at any depth, that `keep` keeps, sorted.
+fn files_under(dirs: &[PathBuf], keep: impl Fn(&Path) -> bool) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = dirs.to_vec();
     while let Some(dir) = stack.pop() {
         for entry in fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "md")
-                // A rendered report links its charts, which `compare report`
-                // writes beside it and a committed report keeps only where
-                // a page shows them.
-                && path.file_name().is_some_and(|n| n != "report.md")
-            {
+            } else if keep(&path) {
                 found.push(path);
             }
         }
     }
+    found.sort();
+    found
+}
+
+/// Every markdown file a reader is sent to: the README, the book and the
+/// reports' own pages.
+fn documents() -> Vec<PathBuf> {
+    let root = workspace();
+    let mut found = vec![root.join("README.md")];
+    found.extend(files_under(
+        &[root.join("docs/src"), root.join("reports")],
+        |path| {
+            path.extension().is_some_and(|e| e == "md")
+                // A rendered report links its charts, which `compare report`
+                // writes beside it and a committed report keeps only where
+                // a page shows them.
+                && path.file_name().is_some_and(|n| n != "report.md")
+        },
+    ));
     found.sort();
     found
 }
@@ -720,21 +732,6 @@ fn every_report_has_its_story_and_a_row_in_the_index() {
     assert!(missing.is_empty(), "{}", missing.join("\n"));
 }
 
-/// The results files under a report's folder, at any depth.
-fn results_files(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    for entry in fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy();
-        if path.is_dir() {
-            found.extend(results_files(&path));
-        } else if name == "results.json" || name == "results.json.gz" {
-            found.push(path);
-        }
-    }
-    found
-}
-
 #[test]
 fn the_machine_a_report_names_is_the_one_its_results_record() {
     // A README's machine paragraph ("Machine: ...") quotes a kernel and a
@@ -765,7 +762,11 @@ fn the_machine_a_report_names_is_the_one_its_results_record() {
         if kernels.is_empty() && cpus.is_empty() {
             continue;
         }
-        let hosts: Vec<model::results::Host> = results_files(&dir)
+        let results = |path: &Path| {
+            path.file_name()
+                .is_some_and(|n| n == "results.json" || n == "results.json.gz")
+        };
+        let hosts: Vec<model::results::Host> = files_under(std::slice::from_ref(&dir), results)
             .iter()
             .map(|f| model::results::Results::load(f).unwrap().host)
             .collect();
