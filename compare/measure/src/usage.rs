@@ -27,10 +27,10 @@ pub struct Sample {
     /// Time its live threads were ready to run and waited for a CPU, in
     /// nanoseconds, summed.
     waited_ns: u64,
-    /// Ticks the hypervisor took from the CPUs it may run on: a busy
+    /// What the hypervisor took from the CPUs it may run on: a busy
     /// process's time lost to another machine, which its CPU clock leaves
     /// out. None where /proc/stat or its affinity cannot be read.
-    stolen_ticks: Option<u64>,
+    stolen: Option<Stolen>,
     peak_rss_kib: u64,
 }
 
@@ -77,7 +77,7 @@ impl Sample {
             voluntary_switches: 0,
             involuntary_switches: 0,
             waited_ns: 0,
-            stolen_ticks: stolen_ticks(pid),
+            stolen: stolen(pid),
             // Gone once the process has exited: a zombie's figures are not a sample.
             peak_rss_kib: status.vmhwm.with_context(|| {
                 format!("/proc/{pid}/status has no VmHWM: the process has exited")
@@ -97,13 +97,11 @@ impl Sample {
             .cpu_ns
             .zip(self.cpu_ns)
             .map(|(b, a)| b.saturating_sub(a));
-        let stolen_ns = later
-            .stolen_ticks
-            .zip(self.stolen_ticks)
-            .map_or(0.0, |(b, a)| {
-                b.saturating_sub(a) as f64 * 1e9 / procfs::ticks_per_second() as f64
-            });
         let waited_ns = later.waited_ns.saturating_sub(self.waited_ns) as f64;
+        let stolen_ns = |ran_ns: f64| {
+            let stolen = later.stolen.zip(self.stolen);
+            stolen.map_or(0.0, |(b, a)| a.share_until(&b, ran_ns + waited_ns, seconds))
+        };
         Usage {
             cpu_percent: user + system,
             user_percent: user,
@@ -111,7 +109,10 @@ impl Sample {
             peak_rss_kib: later.peak_rss_kib,
             voluntary_switches_per_s: rate(self.voluntary_switches, later.voluntary_switches),
             involuntary_switches_per_s: rate(self.involuntary_switches, later.involuntary_switches),
-            demand_percent: cpu_ns.map(|ns| (ns as f64 + waited_ns + stolen_ns) / seconds / 1e7),
+            demand_percent: cpu_ns.map(|ns| {
+                let ns = ns as f64;
+                (ns + waited_ns + stolen_ns(ns)) / seconds / 1e7
+            }),
             cpu_ns,
         }
     }
@@ -148,16 +149,37 @@ fn cpu_ns(pid: u32) -> Option<u64> {
 }
 
 /// The steal, in ticks, of the CPUs `pid` may run on, from /proc/stat.
-fn stolen_ticks(pid: u32) -> Option<u64> {
+fn stolen(pid: u32) -> Option<Stolen> {
     use procfs::CurrentSI;
     let cpus = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(pid as i32)).ok()?;
     let stats = procfs::KernelStats::current().ok()?;
-    let allowed = stats
-        .cpu_time
-        .iter()
-        .enumerate()
-        .filter(|(cpu, _)| cpus.is_set(*cpu).unwrap_or(false));
-    Some(allowed.filter_map(|(_, time)| time.steal).sum())
+    let allowed: Vec<_> = (stats.cpu_time.iter().enumerate())
+        .filter(|(cpu, _)| cpus.is_set(*cpu).unwrap_or(false))
+        .collect();
+    Some(Stolen {
+        ticks: allowed.iter().filter_map(|(_, time)| time.steal).sum(),
+        cpus: allowed.len() as u32,
+    })
+}
+
+/// The hypervisor's steal, summed over the CPUs a process may run on.
+#[derive(Debug, Clone, Copy)]
+struct Stolen {
+    ticks: u64,
+    cpus: u32,
+}
+
+impl Stolen {
+    /// The part of the steal from `self` until `later` that a process which
+    /// ran and waited `busy_ns` over `seconds` lost: the steal weighed by
+    /// the share of its CPUs' remaining time it wanted. An idle process
+    /// loses none of it; one thread spinning on one of two CPUs, half.
+    fn share_until(&self, later: &Stolen, busy_ns: f64, seconds: f64) -> f64 {
+        let per_tick = 1e9 / procfs::ticks_per_second() as f64;
+        let stolen_ns = later.ticks.saturating_sub(self.ticks) as f64 * per_tick;
+        let left_ns = (later.cpus.max(1) as f64 * seconds * 1e9 - stolen_ns).max(1.0);
+        stolen_ns * (busy_ns / left_ns).min(1.0)
+    }
 }
 
 /// What a process's live threads have done so far, summed over them.
@@ -277,6 +299,24 @@ mod tests {
         let wanted = u.demand_percent.unwrap();
         assert!(ran < 75.0, "ran {ran:.0}% of a core: {u:?}");
         assert!(wanted > 85.0, "wanted {wanted:.0}% of a core: {u:?}");
+    }
+
+    #[test]
+    fn a_process_loses_the_part_of_the_steal_it_wanted_the_cpus_for() {
+        let tick = 1e9 / procfs::ticks_per_second() as f64;
+        let (one, two) = (Stolen { ticks: 0, cpus: 1 }, Stolen { ticks: 0, cpus: 2 });
+        let later = |from: Stolen| Stolen { ticks: 10, ..from };
+        // Over one second, ten ticks stolen from the process's CPUs.
+        let stolen = 10.0 * tick;
+        assert_eq!(one.share_until(&later(one), 0.0, 1.0), 0.0, "idle");
+        let spinning = 1e9 - stolen;
+        let lost = one.share_until(&later(one), spinning, 1.0);
+        assert!((lost - stolen).abs() < 1.0, "pinned and busy: {lost}");
+        let lost = two.share_until(&later(two), 1e9 - stolen / 2.0, 1.0);
+        assert!(
+            (lost - stolen / 2.0).abs() < 1.0,
+            "busy on one of two: {lost}"
+        );
     }
 
     #[test]

@@ -479,8 +479,9 @@ pub struct Usage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_ns: Option<u64>,
     /// The CPU it wanted, over wall time: `cpu_ns`, plus the time its
-    /// threads waited in a run queue, plus the hypervisor's steal on the
-    /// CPUs it may run on. Beside `cpu_percent` it tells a process that had
+    /// threads waited in a run queue, plus its part of the hypervisor's
+    /// steal on the CPUs it may run on (the steal weighed by the share of
+    /// those CPUs it ran and waited for). Beside `cpu_percent` it tells a process that had
     /// no more work from one that was given no more CPU; it is what the
     /// client-bound rule judges. Absent in files from before it was read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1187,8 +1188,8 @@ mod tests {
         let committed = fs::read_to_string(&path).unwrap_or_default();
         assert!(
             committed == fresh,
-            "docs/src/results.schema.json is not the schema of compare::results::Results; \
-             write it anew with: COMPARE_WRITE_SCHEMA=1 cargo test -p compare --lib schema"
+            "docs/src/results.schema.json is not the schema of model::results::Results; \
+             write it anew with: COMPARE_WRITE_SCHEMA=1 cargo test -p model --lib schema"
         );
     }
 
