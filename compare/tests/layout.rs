@@ -565,6 +565,36 @@ fn every_link_of_the_readme_the_book_and_the_reports_resolves() {
     );
 }
 
+#[test]
+fn every_link_and_picture_of_the_rendered_book_resolves() {
+    // Rendered beside docs/src, where a link out of the book climbs to the
+    // repository as it does from docs/book; the site's copy of the book is
+    // checked by the site's own build (`compare site`).
+    let docs = workspace().join("docs");
+    let rendered = tempfile::Builder::new()
+        .prefix(".rendered-")
+        .tempdir_in(&docs)
+        .unwrap();
+    let output = Command::new("mdbook")
+        .arg("build")
+        .arg(&docs)
+        .arg("--dest-dir")
+        .arg(rendered.path())
+        .output()
+        .expect("mdbook, which scripts/test.sh installs");
+    assert!(output.status.success(), "{output:?}");
+    let broken = compare::site::links::broken_in_repository(rendered.path(), &workspace()).unwrap();
+    assert!(
+        rendered.path().join("print.html").is_file(),
+        "mdbook rendered no print.html"
+    );
+    assert!(
+        broken.is_empty(),
+        "links to nothing:\n{}",
+        broken.join("\n")
+    );
+}
+
 /// Which of these paths git ignores, asked in one `git check-ignore`.
 fn ignored_by_git<'a>(paths: impl Iterator<Item = &'a Path>) -> Vec<PathBuf> {
     let mut child = Command::new("git")

@@ -7,6 +7,7 @@
 //! are checked once it is written.
 
 mod ahead;
+mod book;
 mod comparison;
 mod content;
 mod implementation;
@@ -99,7 +100,7 @@ pub fn build(options: &Options, say: impl Fn(&str)) -> Result<()> {
         fs::remove_dir_all(&book).with_context(|| format!("removing {}", book.display()))?;
     }
     if let Some(from) = &options.book {
-        copy_book(from, &book)?;
+        book::copy(from, &book)?;
     }
     let broken = links::broken(out)?;
     if !broken.is_empty() {
@@ -485,25 +486,4 @@ fn remove_stale(
         }
     }
     Ok(removed)
-}
-
-/// Copies the rendered book into the site.
-fn copy_book(book: &Path, into: &Path) -> Result<()> {
-    let mut stack = vec![book.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))? {
-            let from = entry?.path();
-            let to = into.join(from.strip_prefix(book)?);
-            if from.is_dir() {
-                stack.push(from);
-                continue;
-            }
-            if let Some(parent) = to.parent() {
-                fs::create_dir_all(parent)?;
-            }
-            fs::copy(&from, &to)
-                .with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
-        }
-    }
-    Ok(())
 }
