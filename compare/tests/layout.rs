@@ -647,6 +647,7 @@ const LAYERS: &[(&str, &[Layer])] = &[
                     "preset",
                     "placement",
                     "external",
+                    "service",
                     "revision",
                     "implementation",
                     "program",
@@ -681,6 +682,7 @@ const LAYERS: &[(&str, &[Layer])] = &[
                 &[
                     "cargo",
                     "versions",
+                    "service",
                     "binaries",
                     "releases",
                     "upkeep",

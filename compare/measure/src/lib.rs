@@ -4,7 +4,8 @@
 //! [`place::Place`] each (here, over ssh, an external program, a server
 //! started by hand), over a child process in its own group ([`child`]),
 //! ssh ([`remote`]) and the clients' hosts ([`client_hosts`]); the programs
-//! and the machine ([`cargo`], [`versions`], [`binaries`], [`releases`],
+//! and the machine ([`cargo`], [`versions`], a team's own [`service`] at
+//! a version of a dependency, [`binaries`], [`releases`],
 //! [`upkeep`], [`environment`], and our processes' [`groups`], killed
 //! together on a stop).
 //!
@@ -37,5 +38,6 @@ pub mod place;
 pub mod releases;
 pub mod remote;
 pub mod repetition;
+pub mod service;
 pub mod upkeep;
 pub mod versions;

@@ -171,7 +171,7 @@ impl Pinned {
 /// copy write into. Not replaced when the same: a process running the one
 /// replaced finds its own path gone (" (deleted)"), and a fault asked of
 /// that path with it.
-fn keep(built: &Path, path: &Path) -> std::io::Result<()> {
+pub(crate) fn keep(built: &Path, path: &Path) -> std::io::Result<()> {
     if fs::read(path).ok() == Some(fs::read(built)?) {
         return Ok(());
     }
@@ -386,9 +386,17 @@ fn binaries(manifest: &DocumentMut, sources: &Path, own: &str) -> Result<Vec<(St
     Ok(found)
 }
 
-fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+/// Copies the files under `from` to `to`, but a build's `target` folder
+/// and git's own.
+pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<()> {
     for entry in fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
         let entry = entry?;
+        if ["target", ".git"]
+            .map(std::ffi::OsStr::new)
+            .contains(&entry.file_name().as_os_str())
+        {
+            continue;
+        }
         let target = to.join(entry.file_name());
         if entry.file_type()?.is_dir() {
             fs::create_dir_all(&target)?;
@@ -403,7 +411,7 @@ fn copy_tree(from: &Path, to: &Path) -> Result<()> {
 /// Writes `bytes` to `path` unless it holds them already: cargo goes by
 /// modification times, and an isolated build prepared again as it was
 /// builds nothing again.
-fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<()> {
     if fs::read(path).is_ok_and(|old| old == bytes) {
         return Ok(());
     }

@@ -113,14 +113,7 @@ impl External {
     }
 
     fn load(name: &str, file: &Path) -> Result<Self> {
-        let text =
-            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-        let dir = file
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let dir = std::path::absolute(dir)
-            .with_context(|| format!("resolving the folder of {}", file.display()))?;
+        let (text, dir) = read_in_folder(file)?;
         Self::parse(name, &text, dir).with_context(|| format!("in {}", file.display()))
     }
 
@@ -313,7 +306,21 @@ impl External {
 }
 
 /// The names inside `{...}` in a command.
-fn placeholder_names(command: &str) -> Vec<&str> {
+/// A description file's text, and its folder, where the relative paths it
+/// names start.
+pub(crate) fn read_in_folder(file: &Path) -> Result<(String, PathBuf)> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let dir = file
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let dir = std::path::absolute(dir)
+        .with_context(|| format!("resolving the folder of {}", file.display()))?;
+    Ok((text, dir))
+}
+
+pub(crate) fn placeholder_names(command: &str) -> Vec<&str> {
     command
         .split('{')
         .skip(1)

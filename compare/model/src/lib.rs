@@ -2,7 +2,7 @@
 //! ([`defaults`]), choices by name ([`named`]), shell quoting ([`shell`]),
 //! statistics ([`stats`]), our implementations, the one list ([`adapters`]),
 //! what `--runtimes` names ([`implementation`], [`revision`], [`external`],
-//! [`program`]), loads and workloads ([`matrix`], [`preset`]), CPU
+//! [`program`]), a team's own [`service`], loads and workloads ([`matrix`], [`preset`]), CPU
 //! placement ([`placement`]); the results' schema, figures and file
 //! ([`results`]), and the verdicts of two sides ([`verdicts`]). It measures,
 //! stores and renders nothing: the crates above it do.
@@ -20,6 +20,7 @@ pub mod preset;
 pub mod program;
 pub mod results;
 pub mod revision;
+pub mod service;
 pub mod shell;
 pub mod stats;
 pub mod verdicts;
