@@ -1,0 +1,199 @@
+//! One connection's closed loop, whatever it speaks ([`ask_until_closed`]),
+//! its buffer ([`Reader`]), and the raw TCP exchange: the request's bytes
+//! written, the answer read to its length or its delimiter.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::http1::{Answer, Body};
+use crate::{Plan, Tally, Window};
+
+/// A good answer: its bytes, and whether the service closes after it.
+pub struct Answered {
+    pub bytes: usize,
+    pub close: bool,
+}
+
+/// A bad answer or a failure, of a kind counted apart.
+#[derive(Debug)]
+pub struct Failure {
+    pub kind: String,
+    pub words: String,
+    /// The connection is not to be used again.
+    pub close: bool,
+}
+
+impl Failure {
+    pub fn malformed(words: &str) -> Self {
+        Self {
+            kind: "malformed".into(),
+            words: words.into(),
+            close: true,
+        }
+    }
+
+    fn io(doing: &str, e: &std::io::Error) -> Self {
+        Self {
+            kind: format!("{doing}: {:?}", e.kind()),
+            words: format!("{doing}: {e}"),
+            close: true,
+        }
+    }
+
+    fn closed() -> Self {
+        Self {
+            kind: "closed".into(),
+            words: "the service closed the connection before its answer was whole".into(),
+            close: true,
+        }
+    }
+}
+
+/// A connection's bytes come in: what has come of the answer so far.
+pub struct Reader {
+    buf: Vec<u8>,
+    chunk: Box<[u8]>,
+}
+
+impl Default for Reader {
+    fn default() -> Self {
+        Self {
+            buf: Vec::with_capacity(64 << 10),
+            chunk: vec![0; 64 << 10].into_boxed_slice(),
+        }
+    }
+}
+
+impl Reader {
+    pub fn clear(&mut self) {
+        self.buf.clear();
+    }
+
+    pub fn filled(&self) -> &[u8] {
+        &self.buf
+    }
+
+    pub async fn send(&mut self, stream: &mut TcpStream, bytes: &[u8]) -> Result<(), Failure> {
+        stream
+            .write_all(bytes)
+            .await
+            .map_err(|e| Failure::io("sending", &e))
+    }
+
+    /// Reads what comes next; the connection's end is a failure.
+    pub async fn more(&mut self, stream: &mut TcpStream) -> Result<(), Failure> {
+        match self.more_or_end(stream).await? {
+            true => Ok(()),
+            false => Err(Failure::closed()),
+        }
+    }
+
+    /// Reads what comes next: false at the connection's end.
+    pub async fn more_or_end(&mut self, stream: &mut TcpStream) -> Result<bool, Failure> {
+        let n = (stream.read(&mut self.chunk).await).map_err(|e| Failure::io("reading", &e))?;
+        self.buf.extend_from_slice(&self.chunk[..n]);
+        Ok(n > 0)
+    }
+
+    /// `answer`'s body.
+    pub fn body<'a>(&'a self, answer: &'a Answer) -> &'a [u8] {
+        match &answer.body {
+            Body::In(range) => &self.buf[range.clone()],
+            Body::Decoded(body) => body,
+        }
+    }
+}
+
+/// How long a connection that cannot connect waits before it tries again.
+const RECONNECT: Duration = Duration::from_millis(10);
+
+/// Connects to `addr` and asks (`ask` sends one request and reads and
+/// judges its answer) until the window closes, connecting again after a
+/// failure or an answer the service closes after; counts in `window`.
+pub async fn ask_until_closed(
+    addr: SocketAddr,
+    window: Window,
+    mut ask: impl AsyncFnMut(&mut TcpStream, &mut Reader) -> Result<Answered, Failure>,
+) -> Tally {
+    let mut tally = Tally::default();
+    let mut reader = Reader::default();
+    let mut connected: Option<TcpStream> = None;
+    while Instant::now() < window.closes {
+        let stream = match &mut connected {
+            Some(stream) => stream,
+            None => match TcpStream::connect(addr).await {
+                Ok(stream) => {
+                    let _ = stream.set_nodelay(true);
+                    connected.insert(stream)
+                }
+                Err(e) => {
+                    let failure = Failure::io("connecting", &e);
+                    tally.failed(&window, &failure.kind, &failure.words, Instant::now());
+                    tokio::time::sleep(RECONNECT).await;
+                    continue;
+                }
+            },
+        };
+        let asked = Instant::now();
+        match ask(stream, &mut reader).await {
+            Ok(answered) => {
+                tally.answered(&window, asked, Instant::now(), answered.bytes);
+                if answered.close {
+                    connected = None;
+                }
+            }
+            Err(failure) => {
+                tally.failed(&window, &failure.kind, &failure.words, Instant::now());
+                if failure.close {
+                    connected = None;
+                }
+            }
+        }
+    }
+    tally
+}
+
+/// One connection of raw TCP exchanges until the window closes.
+pub(crate) async fn connection(plan: &Plan, addr: SocketAddr, window: Window) -> Tally {
+    let exchange = plan
+        .exchange
+        .as_ref()
+        .expect("a plan over TCP has its exchange");
+    ask_until_closed(
+        addr,
+        window,
+        async |stream: &mut TcpStream, reader: &mut Reader| {
+            reader.clear();
+            reader.send(stream, &exchange.send).await?;
+            let whole = |got: &[u8]| match (exchange.read_bytes, &exchange.read_until) {
+                (Some(length), _) => got.len() >= length,
+                (None, Some(end)) => got.ends_with(end),
+                (None, None) => true,
+            };
+            while !whole(reader.filled()) {
+                reader.more(stream).await?;
+            }
+            let got = reader.filled();
+            if exchange.read_bytes.is_some_and(|length| got.len() > length) {
+                return Err(Failure::malformed("bytes came past the answer's length"));
+            }
+            if let Some(text) = &plan.expect.body_contains
+                && !got.windows(text.len().max(1)).any(|w| w == text.as_bytes())
+            {
+                return Err(Failure {
+                    kind: "body".into(),
+                    words: format!("an answer without {text:?}"),
+                    close: false,
+                });
+            }
+            Ok(Answered {
+                bytes: got.len(),
+                close: false,
+            })
+        },
+    )
+    .await
+}

@@ -1,0 +1,170 @@
+//! The load of a team's own service: every connection sends a request,
+//! reads its answer whole, checks it and times it, and sends the next
+//! (closed loop), over HTTP/1.1 ([`http1`]) or a raw TCP exchange
+//! ([`exchange`]). Each thread runs a single-threaded tokio runtime over
+//! its share of the connections. Answers are counted inside the window
+//! only (after the warm-up); a bad one is counted by kind, with the first
+//! of each kind kept for the message.
+//!
+//! compare writes the [`Plan`] (from the service's file) and reads the
+//! [`Outcome`] this prints as one JSON line.
+
+pub mod exchange;
+pub mod http1;
+mod tally;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+pub use tally::{Outcome, Tally};
+
+/// What each connection sends, and what a good answer is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub protocol: Protocol,
+    /// Over HTTP, sent in proportion to their weights.
+    #[serde(default)]
+    pub requests: Vec<Request>,
+    /// Over TCP.
+    #[serde(default)]
+    pub exchange: Option<Exchange>,
+    pub expect: Expect,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    Http1,
+    Tcp,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    pub method: String,
+    pub path: String,
+    #[serde(default)]
+    pub headers: Vec<(String, String)>,
+    #[serde(default)]
+    pub body: Vec<u8>,
+    pub weight: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Exchange {
+    pub send: Vec<u8>,
+    /// The answer is this many bytes; or it ends with `read_until`.
+    pub read_bytes: Option<usize>,
+    pub read_until: Option<Vec<u8>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Expect {
+    /// Over HTTP.
+    pub status: u16,
+    pub body_contains: Option<String>,
+}
+
+/// How much load, against what, for how long.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub connect: SocketAddr,
+    pub connections: usize,
+    pub threads: usize,
+    pub warmup: Duration,
+    pub seconds: Duration,
+}
+
+/// The window every thread counts in, from one start.
+#[derive(Debug, Clone, Copy)]
+pub struct Window {
+    pub opens: Instant,
+    pub closes: Instant,
+}
+
+impl Window {
+    pub fn after(start: Instant, config: &Config) -> Self {
+        let opens = start + config.warmup;
+        Self {
+            opens,
+            closes: opens + config.seconds,
+        }
+    }
+
+    pub fn holds(&self, at: Instant) -> bool {
+        (self.opens..self.closes).contains(&at)
+    }
+}
+
+/// How long past the window's close a connection may wait for the answer
+/// in flight before it is dropped unanswered.
+pub const GRACE: Duration = Duration::from_secs(2);
+
+/// Loads the service at `config.connect` as `plan` says: every thread's
+/// tally, merged.
+pub fn run(plan: &Plan, config: &Config) -> std::io::Result<Outcome> {
+    let plan = Arc::new(plan.clone());
+    let started = Instant::now();
+    let window = Window::after(started, config);
+    let threads: Vec<usize> = (0..config.threads.max(1)).collect();
+    let tallies = std::sync::Mutex::new(Vec::new());
+    pingpong::on_threads("load", threads, |thread| {
+        let mine = (thread..config.connections)
+            .step_by(config.threads.max(1))
+            .count();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        // Connections stay on their thread: no task needs to be Send.
+        let local = tokio::task::LocalSet::new();
+        let tally = local.block_on(&runtime, load_thread(&plan, config, window, mine));
+        tallies
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(tally);
+        Ok(())
+    })?;
+    let tallies = tallies.into_inner().unwrap_or_else(|e| e.into_inner());
+    Ok(Tally::merged(tallies).outcome(config, window, started))
+}
+
+/// `connections` of one thread, each on a task of its own, to the window's
+/// close (and the answer in flight then, within [`GRACE`]).
+async fn load_thread(
+    plan: &Arc<Plan>,
+    config: &Config,
+    window: Window,
+    connections: usize,
+) -> Tally {
+    let mut tasks = tokio::task::JoinSet::new();
+    for connection in 0..connections {
+        let plan = plan.clone();
+        let addr = config.connect;
+        tasks.spawn_local(async move { connection_loop(&plan, addr, window, connection).await });
+    }
+    let mut tally = Tally::default();
+    let deadline = tokio::time::Instant::from_std(window.closes + GRACE);
+    while let Ok(Some(done)) = tokio::time::timeout_at(deadline, tasks.join_next()).await {
+        match done {
+            Ok(one) => tally.add(one),
+            Err(e) => tally.failed(&window, "task", &e.to_string(), Instant::now()),
+        }
+    }
+    tally.unanswered += tasks.len() as u64;
+    tally
+}
+
+/// One connection: connects, then asks and checks until the window closes.
+async fn connection_loop(
+    plan: &Plan,
+    addr: SocketAddr,
+    window: Window,
+    connection: usize,
+) -> Tally {
+    match plan.protocol {
+        Protocol::Http1 => http1::connection(plan, addr, window, connection).await,
+        Protocol::Tcp => exchange::connection(plan, addr, window).await,
+    }
+}

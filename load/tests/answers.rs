@@ -1,0 +1,188 @@
+//! The load against small servers of the test's own on loopback (real
+//! sockets, real threads): good answers counted and timed, bad ones counted
+//! by kind with their words, chunked bodies read, connections the server
+//! closes opened again, and a raw TCP exchange read to its delimiter.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+use pingpong_load::{Config, Exchange, Expect, Outcome, Plan, Protocol, Request};
+
+/// A server that answers each request of every connection with `answer`
+/// (and closes after it, with `close`), for at most ten seconds.
+fn server(answer: &'static [u8], close: bool, http: bool) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    listener.set_nonblocking(true).unwrap();
+    std::thread::spawn(move || {
+        let until = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < until {
+            match listener.accept() {
+                Ok((stream, _)) => {
+                    stream.set_nonblocking(false).unwrap();
+                    std::thread::spawn(move || serve(stream, answer, close, http, until));
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(2)),
+            }
+        }
+    });
+    addr
+}
+
+fn serve(stream: TcpStream, answer: &[u8], close: bool, http: bool, until: Instant) {
+    stream
+        .set_read_timeout(Some(Duration::from_secs(1)))
+        .unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    let mut reader = BufReader::new(stream);
+    while Instant::now() < until {
+        let mut length = 0;
+        let mut line = String::new();
+        // A request: its head's lines to the empty one, then its body; or,
+        // over raw TCP, one line.
+        loop {
+            line.clear();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap();
+            }
+            if !http || line == "\r\n" {
+                break;
+            }
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).unwrap();
+        if writer.write_all(answer).is_err() || close {
+            return;
+        }
+    }
+}
+
+fn plan(protocol: Protocol, body_contains: Option<&str>) -> Plan {
+    Plan {
+        protocol,
+        requests: vec![Request {
+            method: "POST".into(),
+            path: "/work".into(),
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: br#"{"n":1}"#.to_vec(),
+            weight: 1,
+        }],
+        exchange: None,
+        expect: Expect {
+            status: 200,
+            body_contains: body_contains.map(Into::into),
+        },
+    }
+}
+
+fn load(plan: &Plan, connect: SocketAddr) -> Outcome {
+    let config = Config {
+        connect,
+        connections: 3,
+        threads: 2,
+        warmup: Duration::from_millis(50),
+        seconds: Duration::from_millis(300),
+    };
+    pingpong_load::run(plan, &config).unwrap()
+}
+
+const OK: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-length: 11\r\n\r\n{\"ok\":true}";
+
+#[test]
+fn good_answers_are_counted_and_timed_inside_the_window() {
+    let outcome = load(
+        &plan(Protocol::Http1, Some("\"ok\":true")),
+        server(OK, false, true),
+    );
+    assert!(outcome.answered > 0, "{outcome:?}");
+    assert!(
+        outcome.errors.is_empty() && outcome.before_window.is_empty(),
+        "{outcome:?}"
+    );
+    assert_eq!(outcome.bytes, outcome.answered * OK.len() as u64);
+    assert!(
+        outcome.all_answered > outcome.answered,
+        "the warm-up's too: {outcome:?}"
+    );
+    assert_eq!(
+        (outcome.connections, outcome.threads, outcome.seconds),
+        (3, 2, 0.3)
+    );
+    let latency = pingpong::latency::decode(outcome.latency_histogram.as_ref().unwrap()).unwrap();
+    assert_eq!(latency.len(), outcome.answered);
+}
+
+#[test]
+fn a_bad_status_or_body_is_counted_by_kind_with_its_words() {
+    const FAILING: &[u8] = b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 4\r\n\r\nboom";
+    let outcome = load(&plan(Protocol::Http1, None), server(FAILING, false, true));
+    assert_eq!(outcome.answered, 0, "{outcome:?}");
+    let [failures] = &outcome.errors[..] else {
+        panic!("one kind: {outcome:?}");
+    };
+    assert_eq!(failures.kind, "status 500");
+    assert!(failures.first.contains("boom"), "{failures:?}");
+    assert!(outcome.latency_histogram.is_none());
+
+    let outcome = load(
+        &plan(Protocol::Http1, Some("\"ok\":true")),
+        server(
+            b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}",
+            false,
+            true,
+        ),
+    );
+    assert_eq!(outcome.errors[0].kind, "body", "{outcome:?}");
+}
+
+#[test]
+fn chunked_answers_and_closed_connections_are_read_whole() {
+    const CHUNKED: &[u8] =
+        b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\n{\"ok\"\r\n6\r\n:true}\r\n0\r\n\r\n";
+    let outcome = load(
+        &plan(Protocol::Http1, Some("\"ok\":true")),
+        server(CHUNKED, false, true),
+    );
+    assert!(
+        outcome.answered > 0 && outcome.errors.is_empty(),
+        "{outcome:?}"
+    );
+
+    const CLOSING: &[u8] =
+        b"HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 11\r\n\r\n{\"ok\":true}";
+    let outcome = load(
+        &plan(Protocol::Http1, Some("\"ok\":true")),
+        server(CLOSING, true, true),
+    );
+    // Each answer on a connection of its own: more answers than connections.
+    assert!(
+        outcome.answered > 3 && outcome.errors.is_empty(),
+        "{outcome:?}"
+    );
+}
+
+#[test]
+fn a_raw_exchange_reads_to_its_delimiter_and_a_closing_service_fails() {
+    let mut tcp = plan(Protocol::Tcp, Some("PONG"));
+    tcp.requests.clear();
+    tcp.exchange = Some(Exchange {
+        send: b"PING\n".to_vec(),
+        read_bytes: None,
+        read_until: Some(b"\n".to_vec()),
+    });
+    let outcome = load(&tcp, server(b"PONG\n", false, false));
+    assert!(
+        outcome.answered > 0 && outcome.errors.is_empty(),
+        "{outcome:?}"
+    );
+    assert_eq!(outcome.bytes, outcome.answered * 5);
+
+    // A service that closes before its answer is whole.
+    let outcome = load(&tcp, server(b"PO", true, false));
+    assert_eq!(outcome.answered, 0, "{outcome:?}");
+    assert_eq!(outcome.errors[0].kind, "closed", "{outcome:?}");
+}
