@@ -682,7 +682,6 @@ const LAYERS: &[(&str, &[Layer])] = &[
                 &[
                     "cargo",
                     "versions",
-                    "service",
                     "binaries",
                     "releases",
                     "upkeep",
@@ -692,7 +691,14 @@ const LAYERS: &[(&str, &[Layer])] = &[
             ),
             (
                 "one repetition",
-                &["child", "repetition", "client_hosts", "place", "pair"],
+                &[
+                    "child",
+                    "repetition",
+                    "client_hosts",
+                    "place",
+                    "pair",
+                    "service",
+                ],
             ),
         ],
     ),

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-pub use tally::{Outcome, Tally};
+pub use tally::{Failures, Outcome, Tally};
 
 /// What each connection sends, and what a good answer is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

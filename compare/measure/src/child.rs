@@ -72,8 +72,20 @@ impl Child {
         counting: Counting,
     ) -> Result<Self> {
         let mut cmd = Command::new(program);
-        cmd.args(args)
-            .stdin(Stdio::piped())
+        cmd.args(args);
+        Self::spawn_command(role, cmd, cpus, counting)
+    }
+
+    /// [`Child::spawn`] of a command made by the caller (its environment
+    /// set, say).
+    pub fn spawn_command(
+        role: &'static str,
+        mut cmd: Command,
+        cpus: &[usize],
+        counting: Counting,
+    ) -> Result<Self> {
+        let program = Path::new(cmd.get_program()).to_path_buf();
+        cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);

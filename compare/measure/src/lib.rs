@@ -3,11 +3,11 @@
 //! pair of processes measures ([`pair`]); where each side runs, one
 //! [`place::Place`] each (here, over ssh, an external program, a server
 //! started by hand), over a child process in its own group ([`child`]),
-//! ssh ([`remote`]) and the clients' hosts ([`client_hosts`]); the programs
-//! and the machine ([`cargo`], [`versions`], a team's own [`service`] at
-//! a version of a dependency, [`binaries`], [`releases`],
-//! [`upkeep`], [`environment`], and our processes' [`groups`], killed
-//! together on a stop).
+//! ssh ([`remote`]) and the clients' hosts ([`client_hosts`]); a team's
+//! own [`service`], built at a version of a dependency and loaded; the
+//! programs and the machine ([`cargo`], [`versions`], [`binaries`],
+//! [`releases`], [`upkeep`], [`environment`], and our processes'
+//! [`groups`], killed together on a stop).
 //!
 //! The instruments: what each process of a repetition spent and did, read
 //! from the outside. CPU time and memory from /proc ([`usage`]), system

@@ -13,7 +13,7 @@
 //!
 //! [start]
 //! command = "{binary} --port {port} --threads {threads}"
-//! ready = "listening on"     # a line it prints; without, once it accepts
+//! ready = "listening on"     # a line it prints on stdout; without, once it accepts
 //!
 //! [load]
 //! protocol = "http1"         # http1, http2 (cleartext) or tcp
@@ -83,8 +83,8 @@ pub struct Start {
     /// Environment variables it is started with.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
-    /// Text of the line it prints (stdout or stderr) once it serves;
-    /// without it, it is ready once it accepts a connection.
+    /// Text of the line it prints on stdout once it serves; without it,
+    /// it is ready once it accepts a connection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready: Option<String>,
 }

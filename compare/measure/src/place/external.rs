@@ -70,22 +70,7 @@ fn external_server(
         counting,
     )?;
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    loop {
-        if let Some(status) = process.exited()? {
-            let stderr = process.stderr_tail();
-            bail!("server start: the server exited ({status}){stderr}");
-        }
-        if TcpStream::connect_timeout(&addr, Duration::from_millis(100)).is_ok() {
-            break;
-        }
-        if Instant::now() > deadline {
-            bail!(
-                "server start: nothing listened on {addr} within {:.1} s; killed",
-                READY_DEADLINE.as_secs_f64()
-            );
-        }
-        thread::sleep(Duration::from_millis(20));
-    }
+    accepting(&mut process, addr, deadline, "server")?;
     let pid = process.id();
     Ok(Server {
         process: Some(process),
@@ -96,8 +81,34 @@ fn external_server(
     })
 }
 
+/// Waits until `process`, started as `role`, accepts a connection on
+/// `addr`: the ready signal of a program that prints none.
+pub(crate) fn accepting(
+    process: &mut Child,
+    addr: SocketAddr,
+    deadline: Instant,
+    role: &str,
+) -> Result<()> {
+    loop {
+        if let Some(status) = process.exited()? {
+            let stderr = process.stderr_tail();
+            bail!("{role} start: the {role} exited ({status}){stderr}");
+        }
+        if TcpStream::connect_timeout(&addr, Duration::from_millis(100)).is_ok() {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            bail!(
+                "{role} start: nothing listened on {addr} within {:.1} s; killed",
+                READY_DEADLINE.as_secs_f64()
+            );
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// A port free on loopback now, for an external server to listen on.
-fn free_port() -> Result<u16> {
+pub(crate) fn free_port() -> Result<u16> {
     let listener = TcpListener::bind("127.0.0.1:0").context("finding a free port")?;
     Ok(listener.local_addr()?.port())
 }

@@ -12,10 +12,10 @@ use crate::repetition::Side;
 
 /// How long a server may take to print its ready line (under callgrind, six
 /// times as long: valgrind reads the binary's debug information first).
-pub(super) const READY_DEADLINE: Duration = Duration::from_secs(10);
+pub(crate) const READY_DEADLINE: Duration = Duration::from_secs(10);
 
 /// Slack on every deadline derived from the options: a loaded machine is slow.
-pub(super) const MARGIN: Duration = Duration::from_secs(5);
+pub(crate) const MARGIN: Duration = Duration::from_secs(5);
 
 /// How one pair of processes runs.
 #[derive(Clone, Copy)]

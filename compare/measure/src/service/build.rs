@@ -1,12 +1,5 @@
-//! A team's own service built at a version of one of its dependencies
-//! (`tokio@1.50.0`): its cargo project is copied under
-//! `target/services/NAME/CRATE-VERSION/` with its own Cargo.lock, the
-//! crate is required at exactly that version (a requirement added where
-//! the service depends on it only through others), and cargo moves what
-//! else it must, which is recorded: an upgrade often moves more crates
-//! than the one named. Every version builds into one target folder per
-//! service, so that what they have in common is compiled once, and each
-//! binary is copied out beside its copy, which the next build keeps.
+//! The builds: a copy of the project per version, a target folder per
+//! service, what moved in the lock recorded.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -197,89 +190,7 @@ fn moved(from: &Path, to: &Path) -> Result<Vec<Moved>> {
 
 #[cfg(test)]
 mod tests {
-    use std::io::{Read, Write};
-    use std::net::TcpStream;
-    use std::process::{Command, Stdio};
-    use std::time::{Duration, Instant};
-
     use super::*;
-
-    fn example() -> Service {
-        let root = model::defaults::source_tree().expect("a source tree");
-        Service::load(&root.join("services/example/example.toml")).unwrap()
-    }
-
-    /// The example's binary on a free port answers GET /health.
-    fn answers(binary: &Path) -> String {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut child = Command::new(binary)
-            .args(["--port", &port.to_string(), "--threads", "1"])
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let stream = loop {
-            match TcpStream::connect(("127.0.0.1", port)) {
-                Ok(stream) => break stream,
-                Err(_) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(20))
-                }
-                Err(e) => panic!("{}: {e}", binary.display()),
-            }
-        };
-        let mut stream = stream;
-        stream
-            .set_read_timeout(Some(Duration::from_secs(5)))
-            .unwrap();
-        stream
-            .write_all(b"GET /health HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
-            .unwrap();
-        let mut answer = String::new();
-        let _ = stream.read_to_string(&mut answer);
-        child.kill().unwrap();
-        child.wait().unwrap();
-        answer
-    }
-
-    #[test]
-    fn the_example_builds_at_two_releases_of_tokio_and_each_records_what_moved() {
-        let service = example();
-        let root = model::defaults::source_tree().unwrap();
-        let into = root.join("target/services");
-        let mut binaries = Vec::new();
-        // The service's lock holds a tokio-util that asks for tokio 1.51 or
-        // later: at 1.50.0 it moves too, and is recorded; at 1.51.0 not.
-        for (version, util_moves) in [("1.50.0", true), ("1.51.0", false)] {
-            let version = Version::parse(version).unwrap();
-            let built = build(&service, "tokio", &version, &into, "dev").unwrap();
-            let tokio = built.moved.iter().find(|m| m.name == "tokio");
-            assert_eq!(
-                tokio.and_then(|m| m.to.clone()),
-                Some(version.to_string()),
-                "{:?}",
-                built.moved
-            );
-            assert_eq!(
-                built.moved.iter().any(|m| m.name == "tokio-util"),
-                util_moves,
-                "{version}: {:?}",
-                built.moved
-            );
-            let answer = answers(&built.binary);
-            assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
-            assert!(answer.ends_with("ok"), "{answer}");
-            binaries.push(built.binary);
-        }
-        assert_ne!(
-            std::fs::read(&binaries[0]).unwrap(),
-            std::fs::read(&binaries[1]).unwrap(),
-            "two releases, two binaries"
-        );
-    }
 
     #[test]
     fn a_crate_the_service_has_only_through_others_is_required_directly() {
