@@ -35,7 +35,7 @@ impl Failure {
         }
     }
 
-    fn io(doing: &str, e: &std::io::Error) -> Self {
+    pub fn io(doing: &str, e: &std::io::Error) -> Self {
         Self {
             kind: format!("{doing}: {:?}", e.kind()),
             words: format!("{doing}: {e}"),
@@ -110,27 +110,30 @@ impl Reader {
 /// How long a connection that cannot connect waits before it tries again.
 const RECONNECT: Duration = Duration::from_millis(10);
 
-/// Connects to `addr` and asks (`ask` sends one request and reads and
-/// judges its answer) until the window closes, connecting again after a
-/// failure or an answer the service closes after; counts in `window`.
-pub async fn ask_until_closed(
-    addr: SocketAddr,
+/// A connection to `addr`, its small writes sent at once.
+pub async fn connect(addr: SocketAddr) -> Result<TcpStream, Failure> {
+    let stream = (TcpStream::connect(addr).await).map_err(|e| Failure::io("connecting", &e))?;
+    let _ = stream.set_nodelay(true);
+    Ok(stream)
+}
+
+/// Opens a session (`open`: a connection, a handshake) and asks (`ask`
+/// sends one request and reads and judges its answer) until the window
+/// closes, opening another after a failure or an answer the service
+/// closes after; counts in `window`.
+pub async fn ask_until_closed<S>(
     window: Window,
-    mut ask: impl AsyncFnMut(&mut TcpStream, &mut Reader) -> Result<Answered, Failure>,
+    mut open: impl AsyncFnMut() -> Result<S, Failure>,
+    mut ask: impl AsyncFnMut(&mut S) -> Result<Answered, Failure>,
 ) -> Tally {
     let mut tally = Tally::default();
-    let mut reader = Reader::default();
-    let mut connected: Option<TcpStream> = None;
+    let mut session: Option<S> = None;
     while Instant::now() < window.closes {
-        let stream = match &mut connected {
-            Some(stream) => stream,
-            None => match TcpStream::connect(addr).await {
-                Ok(stream) => {
-                    let _ = stream.set_nodelay(true);
-                    connected.insert(stream)
-                }
-                Err(e) => {
-                    let failure = Failure::io("connecting", &e);
+        let open_one = match &mut session {
+            Some(open_one) => open_one,
+            None => match open().await {
+                Ok(opened) => session.insert(opened),
+                Err(failure) => {
                     tally.failed(&window, &failure.kind, &failure.words, Instant::now());
                     tokio::time::sleep(RECONNECT).await;
                     continue;
@@ -138,17 +141,17 @@ pub async fn ask_until_closed(
             },
         };
         let asked = Instant::now();
-        match ask(stream, &mut reader).await {
+        match ask(open_one).await {
             Ok(answered) => {
                 tally.answered(&window, asked, Instant::now(), answered.bytes);
                 if answered.close {
-                    connected = None;
+                    session = None;
                 }
             }
             Err(failure) => {
                 tally.failed(&window, &failure.kind, &failure.words, Instant::now());
                 if failure.close {
-                    connected = None;
+                    session = None;
                 }
             }
         }
@@ -162,10 +165,12 @@ pub(crate) async fn connection(plan: &Plan, addr: SocketAddr, window: Window) ->
         .exchange
         .as_ref()
         .expect("a plan over TCP has its exchange");
+    let mut reader = Reader::default();
+    let reader = &mut reader;
     ask_until_closed(
-        addr,
         window,
-        async |stream: &mut TcpStream, reader: &mut Reader| {
+        async || connect(addr).await,
+        async |stream: &mut TcpStream| {
             reader.clear();
             reader.send(stream, &exchange.send).await?;
             let whole = |got: &[u8]| match (exchange.read_bytes, &exchange.read_until) {

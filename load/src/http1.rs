@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 
 use tokio::net::TcpStream;
 
-use crate::exchange::{Answered, Failure, Reader, ask_until_closed};
+use crate::exchange::{Answered, Failure, Reader, ask_until_closed, connect};
 use crate::{Expect, Plan, Request, Tally, Window};
 
 /// The most bytes an answer's head may have.
@@ -68,15 +68,22 @@ pub(crate) async fn connection(
     let requests: Vec<Vec<u8>> = plan.requests.iter().map(|r| encode(r, &host)).collect();
     let order = order(&plan.requests, connection);
     let mut next = 0;
+    let mut reader = Reader::default();
+    let reader = &mut reader;
     ask_until_closed(
-        addr,
         window,
-        async |stream: &mut TcpStream, reader: &mut Reader| {
+        async || connect(addr).await,
+        async |stream: &mut TcpStream| {
             let request = &requests[order[next % order.len()]];
             next += 1;
             reader.send(stream, request).await?;
             let answer = read_answer(stream, reader).await?;
-            judge(&answer, reader.body(&answer), &plan.expect)?;
+            judge(
+                answer.status,
+                reader.body(&answer),
+                &plan.expect,
+                answer.close,
+            )?;
             Ok(Answered {
                 bytes: answer.bytes,
                 close: answer.close,
@@ -228,22 +235,22 @@ pub fn chunked(bytes: &[u8]) -> Result<Option<(Vec<u8>, usize)>, Failure> {
     }
 }
 
-/// A good answer, or the failure it is.
-fn judge(answer: &Answer, body: &[u8], expect: &Expect) -> Result<(), Failure> {
+/// A good answer (of `status` and `body`, the connection closed after it
+/// or not), or the failure it is.
+pub(crate) fn judge(status: u16, body: &[u8], expect: &Expect, close: bool) -> Result<(), Failure> {
     let excerpt = || {
         let text = String::from_utf8_lossy(&body[..body.len().min(200)]).into_owned();
         text.replace(['\r', '\n'], " ")
     };
-    if answer.status != expect.status {
+    if status != expect.status {
         return Err(Failure {
-            kind: format!("status {}", answer.status),
+            kind: format!("status {status}"),
             words: format!(
-                "status {} where {} was expected; its body: {:?}",
-                answer.status,
+                "status {status} where {} was expected; its body: {:?}",
                 expect.status,
                 excerpt()
             ),
-            close: answer.close,
+            close,
         });
     }
     if let Some(text) = &expect.body_contains
@@ -254,7 +261,7 @@ fn judge(answer: &Answer, body: &[u8], expect: &Expect) -> Result<(), Failure> {
         return Err(Failure {
             kind: "body".into(),
             words: format!("a body without {text:?}: {:?}", excerpt()),
-            close: answer.close,
+            close,
         });
     }
     Ok(())
@@ -332,19 +339,10 @@ mod tests {
             status: 200,
             body_contains: Some("\"ok\":true".into()),
         };
-        let answer = |status| Answer {
-            status,
-            body: Body::In(0..0),
-            bytes: 10,
-            close: false,
-        };
-        assert!(judge(&answer(200), br#"{"ok":true}"#, &expect).is_ok());
-        let failed = judge(&answer(500), b"boom", &expect).unwrap_err();
-        assert_eq!(failed.kind, "status 500");
+        assert!(judge(200, br#"{"ok":true}"#, &expect, false).is_ok());
+        let failed = judge(500, b"boom", &expect, true).unwrap_err();
+        assert_eq!((failed.kind.as_str(), failed.close), ("status 500", true));
         assert!(failed.words.contains("boom"), "{}", failed.words);
-        assert_eq!(
-            judge(&answer(200), b"{}", &expect).unwrap_err().kind,
-            "body"
-        );
+        assert_eq!(judge(200, b"{}", &expect, false).unwrap_err().kind, "body");
     }
 }

@@ -1,7 +1,7 @@
 //! The load of a team's own service: every connection sends a request,
 //! reads its answer whole, checks it and times it, and sends the next
-//! (closed loop), over HTTP/1.1 ([`http1`]) or a raw TCP exchange
-//! ([`exchange`]). Each thread runs a single-threaded tokio runtime over
+//! (closed loop), over HTTP/1.1 ([`http1`]), HTTP/2 ([`http2`]) or a raw
+//! TCP exchange ([`exchange`]). Each thread runs a single-threaded tokio runtime over
 //! its share of the connections. Answers are counted inside the window
 //! only (after the warm-up); a bad one is counted by kind, with the first
 //! of each kind kept for the message.
@@ -11,6 +11,7 @@
 
 pub mod exchange;
 pub mod http1;
+pub mod http2;
 mod tally;
 
 use std::net::SocketAddr;
@@ -38,6 +39,8 @@ pub struct Plan {
 #[serde(rename_all = "lowercase")]
 pub enum Protocol {
     Http1,
+    /// Over cleartext, with prior knowledge.
+    Http2,
     Tcp,
 }
 
@@ -165,6 +168,7 @@ async fn connection_loop(
 ) -> Tally {
     match plan.protocol {
         Protocol::Http1 => http1::connection(plan, addr, window, connection).await,
+        Protocol::Http2 => http2::connection(plan, addr, window, connection).await,
         Protocol::Tcp => exchange::connection(plan, addr, window).await,
     }
 }

@@ -186,3 +186,59 @@ fn a_raw_exchange_reads_to_its_delimiter_and_a_closing_service_fails() {
     assert_eq!(outcome.answered, 0, "{outcome:?}");
     assert_eq!(outcome.errors[0].kind, "closed", "{outcome:?}");
 }
+
+/// An HTTP/2 server of the test's own (h2's), answering every request
+/// with `status` and `body`, for at most ten seconds.
+fn h2_server(status: u16, body: &'static [u8]) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    listener.set_nonblocking(true).unwrap();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            let until = tokio::time::Instant::now() + Duration::from_secs(10);
+            loop {
+                let Ok(Ok((stream, _))) = tokio::time::timeout_at(until, listener.accept()).await
+                else {
+                    return;
+                };
+                tokio::spawn(async move {
+                    let mut session = h2::server::handshake(stream).await.unwrap();
+                    while let Some(Ok((request, mut respond))) = session.accept().await {
+                        let mut asked = request.into_body();
+                        while let Some(Ok(data)) = asked.data().await {
+                            let _ = asked.flow_control().release_capacity(data.len());
+                        }
+                        let head = http::Response::builder().status(status).body(()).unwrap();
+                        let mut send = respond.send_response(head, false).unwrap();
+                        let _ = send.send_data(bytes::Bytes::from_static(body), true);
+                    }
+                });
+            }
+        });
+    });
+    addr
+}
+
+#[test]
+fn http2_answers_are_counted_on_one_stream_at_a_time_and_a_bad_status_is_not() {
+    let outcome = load(
+        &plan(Protocol::Http2, Some("\"ok\":true")),
+        h2_server(200, b"{\"ok\":true}"),
+    );
+    assert!(
+        outcome.answered > 0 && outcome.errors.is_empty(),
+        "{outcome:?}"
+    );
+    // Over HTTP/2 the bodies' bytes are counted, the heads travel compressed.
+    assert_eq!(outcome.bytes, outcome.answered * 11);
+
+    let outcome = load(&plan(Protocol::Http2, None), h2_server(503, b"busy"));
+    assert_eq!(outcome.answered, 0, "{outcome:?}");
+    assert_eq!(outcome.errors[0].kind, "status 503", "{outcome:?}");
+    assert!(outcome.errors[0].first.contains("busy"), "{outcome:?}");
+}

@@ -54,7 +54,7 @@ pub fn plan(service: &Service) -> Result<Plan> {
     let protocol = match load.protocol {
         Protocol::Http1 => pingpong_load::Protocol::Http1,
         Protocol::Tcp => pingpong_load::Protocol::Tcp,
-        Protocol::Http2 => bail!("{}: the load does not speak HTTP/2 yet", service.name),
+        Protocol::Http2 => pingpong_load::Protocol::Http2,
     };
     let requests = (load.requests.iter())
         .map(|r| {

@@ -23,7 +23,7 @@ mod tests {
     use super::build;
     use super::load::{Shape, Sides, once};
     use crate::cargo::{self, Binary, Flags};
-    use model::service::Service;
+    use model::service::{Protocol, Service};
 
     fn example() -> Service {
         let root = model::defaults::source_tree().expect("a source tree");
@@ -53,7 +53,7 @@ mod tests {
     /// One test builds the example (a minute the first time) and loads
     /// what it built: two tests would build one folder at once.
     #[test]
-    fn the_example_builds_at_two_releases_of_tokio_and_each_is_loaded() {
+    fn the_example_builds_at_two_releases_of_tokio_and_each_is_loaded_over_http1_and_http2() {
         let service = example();
         let root = model::defaults::source_tree().unwrap();
         let load = load_binary(&root);
@@ -85,15 +85,23 @@ mod tests {
                 service_cpus: &[],
                 load_cpus: &[],
             };
-            let loaded = once(&service, &sides, &shape()).unwrap();
-            assert!(loaded.outcome.answered > 0, "{version}: {loaded:?}");
-            let per_answer = loaded.cpu_ns_per_answer.unwrap();
-            // Each answer parses JSON, hashes 2,000 rounds and sleeps: some
-            // CPU, never a second of it.
-            assert!(
-                per_answer > 0.0 && per_answer < 1e9,
-                "{version}: {loaded:?}"
-            );
+            // Over HTTP/1.1 as its file says, and over HTTP/2 (h2c).
+            for protocol in [Protocol::Http1, Protocol::Http2] {
+                let mut service = service.clone();
+                service.load.protocol = protocol;
+                let loaded = once(&service, &sides, &shape()).unwrap();
+                assert!(
+                    loaded.outcome.answered > 0,
+                    "{version} {protocol:?}: {loaded:?}"
+                );
+                let per_answer = loaded.cpu_ns_per_answer.unwrap();
+                // Each answer parses JSON, hashes 2,000 rounds and sleeps:
+                // some CPU, never a second of it.
+                assert!(
+                    per_answer > 0.0 && per_answer < 1e9,
+                    "{version} {protocol:?}: {loaded:?}"
+                );
+            }
             binaries.push(built.binary);
         }
         assert_ne!(
