@@ -120,7 +120,8 @@ pub async fn connect(addr: SocketAddr) -> Result<TcpStream, Failure> {
 /// Opens a session (`open`: a connection, a handshake) and asks (`ask`
 /// sends one request and reads and judges its answer) until the window
 /// closes, opening another after a failure or an answer the service
-/// closes after; counts in `window`.
+/// closes after; counts in `window`. In the open loop each request waits
+/// for when it is due and is timed from then.
 pub async fn ask_until_closed<S>(
     window: Window,
     mut open: impl AsyncFnMut() -> Result<S, Failure>,
@@ -128,6 +129,7 @@ pub async fn ask_until_closed<S>(
 ) -> Tally {
     let mut tally = Tally::default();
     let mut session: Option<S> = None;
+    let mut due = 0;
     while Instant::now() < window.closes {
         let open_one = match &mut session {
             Some(open_one) => open_one,
@@ -140,7 +142,18 @@ pub async fn ask_until_closed<S>(
                 }
             },
         };
-        let asked = Instant::now();
+        let asked = match window.pace {
+            None => Instant::now(),
+            Some(pace) => {
+                let at = pace.due(due);
+                due += 1;
+                if at >= window.closes {
+                    break;
+                }
+                tokio::time::sleep_until(at.into()).await;
+                at
+            }
+        };
         match ask(open_one).await {
             Ok(answered) => {
                 tally.answered(&window, asked, Instant::now(), answered.bytes);

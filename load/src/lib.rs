@@ -78,13 +78,46 @@ pub struct Config {
     pub threads: usize,
     pub warmup: Duration,
     pub seconds: Duration,
+    /// The open loop: requests a second over all connections, each on a
+    /// schedule; none: the closed loop.
+    pub rate: Option<f64>,
 }
 
-/// The window every thread counts in, from one start.
+/// The window every thread counts in, from one start, and in the open
+/// loop a connection's schedule.
 #[derive(Debug, Clone, Copy)]
 pub struct Window {
     pub opens: Instant,
     pub closes: Instant,
+    pub pace: Option<Pace>,
+}
+
+/// A connection's schedule in the open loop: a request due every `every`
+/// from `first`, whatever came back. Each answer is timed from when its
+/// request was due, so that a service that falls behind shows it in every
+/// answer it holds up (no coordinated omission).
+#[derive(Debug, Clone, Copy)]
+pub struct Pace {
+    pub first: Instant,
+    pub every: Duration,
+}
+
+impl Pace {
+    /// Connection number `connection`'s share of `config.rate`, its first
+    /// request offset so that the connections' schedules interleave.
+    fn of(config: &Config, start: Instant, connection: usize) -> Option<Self> {
+        let connections = config.connections as f64;
+        let every = Duration::from_secs_f64(connections / config.rate?);
+        Some(Self {
+            first: start + every.mul_f64(connection as f64 / connections),
+            every,
+        })
+    }
+
+    /// When request number `k` is due.
+    pub fn due(&self, k: u64) -> Instant {
+        self.first + self.every.mul_f64(k as f64)
+    }
 }
 
 impl Window {
@@ -93,6 +126,7 @@ impl Window {
         Self {
             opens,
             closes: opens + config.seconds,
+            pace: None,
         }
     }
 
@@ -114,15 +148,15 @@ pub fn run(plan: &Plan, config: &Config) -> std::io::Result<Outcome> {
     let threads: Vec<usize> = (0..config.threads.max(1)).collect();
     let tallies = std::sync::Mutex::new(Vec::new());
     pingpong::on_threads("load", threads, |thread| {
-        let mine = (thread..config.connections)
+        let mine: Vec<usize> = (thread..config.connections)
             .step_by(config.threads.max(1))
-            .count();
+            .collect();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
         // Connections stay on their thread: no task needs to be Send.
         let local = tokio::task::LocalSet::new();
-        let tally = local.block_on(&runtime, load_thread(&plan, config, window, mine));
+        let tally = local.block_on(&runtime, load_thread(&plan, config, started, mine));
         tallies
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -133,18 +167,24 @@ pub fn run(plan: &Plan, config: &Config) -> std::io::Result<Outcome> {
     Ok(Tally::merged(tallies).outcome(config, window, started))
 }
 
-/// `connections` of one thread, each on a task of its own, to the window's
-/// close (and the answer in flight then, within [`GRACE`]).
+/// The connections numbered `connections` of one thread, each on a task of
+/// its own, to the window's close (and the answer in flight then, within
+/// [`GRACE`]).
 async fn load_thread(
     plan: &Arc<Plan>,
     config: &Config,
-    window: Window,
-    connections: usize,
+    started: Instant,
+    connections: Vec<usize>,
 ) -> Tally {
+    let window = Window::after(started, config);
     let mut tasks = tokio::task::JoinSet::new();
-    for connection in 0..connections {
+    for connection in connections {
         let plan = plan.clone();
         let addr = config.connect;
+        let window = Window {
+            pace: Pace::of(config, started, connection),
+            ..window
+        };
         tasks.spawn_local(async move { connection_loop(&plan, addr, window, connection).await });
     }
     let mut tally = Tally::default();

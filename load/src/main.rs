@@ -30,6 +30,18 @@ struct Args {
     /// The window's seconds.
     #[arg(long)]
     seconds: f64,
+    /// The open loop: requests a second over all connections, each
+    /// connection on its share of the schedule, every answer timed from
+    /// when its request was due. Without: the closed loop.
+    #[arg(long, value_parser = positive)]
+    rate: Option<f64>,
+}
+
+fn positive(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(rate) if rate.is_finite() && rate > 0.0 => Ok(rate),
+        _ => Err(format!("{text:?} is no rate above 0")),
+    }
 }
 
 fn main() -> ExitCode {
@@ -60,6 +72,7 @@ fn run(args: &Args) -> Result<String, String> {
         threads: args.threads.clamp(1, args.connections.max(1)),
         warmup: seconds(args.warmup, "warmup")?,
         seconds: seconds(args.seconds, "seconds")?,
+        rate: args.rate,
     };
     let outcome = pingpong_load::run(&plan, &config).map_err(|e| e.to_string())?;
     serde_json::to_string(&outcome).map_err(|e| e.to_string())

@@ -103,6 +103,7 @@ impl Tally {
         Outcome {
             connections: config.connections,
             threads: config.threads,
+            rate: config.rate,
             answered: self.answered,
             all_answered: self.all_answered,
             bytes: self.bytes,
@@ -131,6 +132,8 @@ pub struct Failures {
 pub struct Outcome {
     pub connections: usize,
     pub threads: usize,
+    /// The open loop's rate asked, requests a second; none: closed loop.
+    pub rate: Option<f64>,
     /// Good answers inside the window.
     pub answered: u64,
     /// Good answers over the whole run (what its CPU time paid for).
@@ -145,7 +148,8 @@ pub struct Outcome {
     pub before_window: Vec<Failures>,
     /// Answers in flight at the window's close that never came.
     pub unanswered: u64,
-    /// Each good answer's time in ns, as pingpong's histograms are encoded.
+    /// Each good answer's time in ns, as pingpong's histograms are
+    /// encoded; in the open loop, from when its request was due.
     pub latency_histogram: Option<String>,
     /// From the start to the end, connecting and the grace included.
     pub ran_seconds: f64,

@@ -12,6 +12,11 @@ use pingpong_load::{Config, Exchange, Expect, Outcome, Plan, Protocol, Request};
 /// A server that answers each request of every connection with `answer`
 /// (and closes after it, with `close`), for at most ten seconds.
 fn server(answer: &'static [u8], close: bool, http: bool) -> SocketAddr {
+    slow_server(answer, close, http, Duration::ZERO)
+}
+
+/// [`server`], taking `delay` over each answer.
+fn slow_server(answer: &'static [u8], close: bool, http: bool, delay: Duration) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     listener.set_nonblocking(true).unwrap();
@@ -21,7 +26,7 @@ fn server(answer: &'static [u8], close: bool, http: bool) -> SocketAddr {
             match listener.accept() {
                 Ok((stream, _)) => {
                     stream.set_nonblocking(false).unwrap();
-                    std::thread::spawn(move || serve(stream, answer, close, http, until));
+                    std::thread::spawn(move || serve(stream, answer, close, http, until, delay));
                 }
                 Err(_) => std::thread::sleep(Duration::from_millis(2)),
             }
@@ -30,7 +35,14 @@ fn server(answer: &'static [u8], close: bool, http: bool) -> SocketAddr {
     addr
 }
 
-fn serve(stream: TcpStream, answer: &[u8], close: bool, http: bool, until: Instant) {
+fn serve(
+    stream: TcpStream,
+    answer: &[u8],
+    close: bool,
+    http: bool,
+    until: Instant,
+    delay: Duration,
+) {
     stream
         .set_read_timeout(Some(Duration::from_secs(1)))
         .unwrap();
@@ -55,6 +67,7 @@ fn serve(stream: TcpStream, answer: &[u8], close: bool, http: bool, until: Insta
         }
         let mut body = vec![0; length];
         reader.read_exact(&mut body).unwrap();
+        std::thread::sleep(delay);
         if writer.write_all(answer).is_err() || close {
             return;
         }
@@ -80,12 +93,18 @@ fn plan(protocol: Protocol, body_contains: Option<&str>) -> Plan {
 }
 
 fn load(plan: &Plan, connect: SocketAddr) -> Outcome {
+    load_at(plan, connect, None)
+}
+
+/// [`load`], in the open loop at `rate` where given.
+fn load_at(plan: &Plan, connect: SocketAddr, rate: Option<f64>) -> Outcome {
     let config = Config {
         connect,
         connections: 3,
         threads: 2,
         warmup: Duration::from_millis(50),
         seconds: Duration::from_millis(300),
+        rate,
     };
     pingpong_load::run(plan, &config).unwrap()
 }
@@ -241,4 +260,32 @@ fn http2_answers_are_counted_on_one_stream_at_a_time_and_a_bad_status_is_not() {
     assert_eq!(outcome.answered, 0, "{outcome:?}");
     assert_eq!(outcome.errors[0].kind, "status 503", "{outcome:?}");
     assert!(outcome.errors[0].first.contains("busy"), "{outcome:?}");
+}
+
+#[test]
+fn the_open_loop_keeps_its_schedule_and_times_answers_from_when_they_were_due() {
+    let plan = plan(Protocol::Http1, Some("\"ok\":true"));
+    // 200 requests a second over three connections: never more answers in
+    // the 0.3 s window than the schedule asks, and some.
+    let outcome = load_at(&plan, server(OK, false, true), Some(200.0));
+    assert_eq!(outcome.rate, Some(200.0));
+    assert!(
+        outcome.answered > 0 && outcome.answered <= 60 + 3,
+        "{outcome:?}"
+    );
+    assert!(outcome.errors.is_empty(), "{outcome:?}");
+
+    // A service taking 30 ms an answer, asked every 7.5 ms on each
+    // connection: it falls further behind with each request, and the
+    // answers it holds up are timed from when they were due (request k of
+    // a connection comes back at least 22.5 k ms late), not from when the
+    // connection could send them.
+    let slow = slow_server(OK, false, true, Duration::from_millis(30));
+    let outcome = load_at(&plan, slow, Some(400.0));
+    let latency = pingpong::latency::decode(outcome.latency_histogram.as_ref().unwrap()).unwrap();
+    assert!(
+        latency.max() > 100_000_000,
+        "max {} ns: {outcome:?}",
+        latency.max()
+    );
 }

@@ -1,7 +1,8 @@
 //! One repetition of a service's load: the service started from its
 //! file's command on a free port, pinned where asked; ready once it prints
 //! its ready line (or, without one, accepts a connection); loaded by
-//! `pingpong-load` for the warm-up and the window; its CPU read over the
+//! `pingpong-load` for the warm-up and the window (closed loop, or open at
+//! a rate); its CPU read over the
 //! load's whole run; stopped (SIGTERM to its group). A service that exits,
 //! is never ready or answers badly fails the repetition with what it said.
 
@@ -36,6 +37,8 @@ pub struct Shape {
     pub load_threads: usize,
     pub warmup: Duration,
     pub seconds: Duration,
+    /// The open loop's requests a second; none: the closed loop.
+    pub rate: Option<f64>,
 }
 
 /// What one repetition measured.
@@ -109,6 +112,10 @@ pub fn once(service: &Service, sides: &Sides, shape: &Shape) -> Result<Loaded> {
         "--seconds".into(),
         shape.seconds.as_secs_f64().to_string(),
     ];
+    let rate = shape
+        .rate
+        .map(|rate| ["--rate".to_string(), rate.to_string()]);
+    let args: Vec<String> = args.into_iter().chain(rate.into_iter().flatten()).collect();
     let counting = Counting::Off("the load is not the process measured");
     let mut load = Child::spawn("load", sides.load, &args, sides.load_cpus, counting)?;
     let deadline = Instant::now() + shape.warmup + shape.seconds + pingpong_load::GRACE + MARGIN;

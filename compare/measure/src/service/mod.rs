@@ -47,13 +47,14 @@ mod tests {
             load_threads: 1,
             warmup: Duration::from_millis(100),
             seconds: Duration::from_millis(300),
+            rate: None,
         }
     }
 
     /// One test builds the example (a minute the first time) and loads
     /// what it built: two tests would build one folder at once.
     #[test]
-    fn the_example_builds_at_two_releases_of_tokio_and_each_is_loaded_over_http1_and_http2() {
+    fn the_example_builds_at_two_releases_of_tokio_and_each_is_loaded_closed_and_open() {
         let service = example();
         let root = model::defaults::source_tree().unwrap();
         let load = load_binary(&root);
@@ -85,11 +86,21 @@ mod tests {
                 service_cpus: &[],
                 load_cpus: &[],
             };
-            // Over HTTP/1.1 as its file says, and over HTTP/2 (h2c).
-            for protocol in [Protocol::Http1, Protocol::Http2] {
+            // Over HTTP/1.1 as its file says, and over HTTP/2 (h2c); closed
+            // loop, and open at 200 requests a second.
+            let open = Shape {
+                rate: Some(200.0),
+                ..shape()
+            };
+            for (protocol, shape) in [
+                (Protocol::Http1, shape()),
+                (Protocol::Http2, shape()),
+                (Protocol::Http1, open),
+            ] {
                 let mut service = service.clone();
                 service.load.protocol = protocol;
-                let loaded = once(&service, &sides, &shape()).unwrap();
+                let loaded = once(&service, &sides, &shape).unwrap();
+                assert_eq!(loaded.outcome.rate, shape.rate);
                 assert!(
                     loaded.outcome.answered > 0,
                     "{version} {protocol:?}: {loaded:?}"
