@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use crate::Connection;
 use crate::http1::{Answer, Body};
-use crate::{Plan, Tally, Window};
 
 /// A good answer: its bytes, and whether the service closes after it.
 pub struct Answered {
@@ -123,11 +123,15 @@ pub async fn connect(addr: SocketAddr) -> Result<TcpStream, Failure> {
 /// closes after; counts in `window`. In the open loop each request waits
 /// for when it is due and is timed from then.
 pub async fn ask_until_closed<S>(
-    window: Window,
+    connection: &Connection,
     mut open: impl AsyncFnMut() -> Result<S, Failure>,
     mut ask: impl AsyncFnMut(&mut S) -> Result<Answered, Failure>,
-) -> Tally {
-    let mut tally = Tally::default();
+) {
+    let window = connection.window;
+    let failed = |failure: &Failure| {
+        let mut tally = connection.tally.borrow_mut();
+        tally.failed(&window, &failure.kind, &failure.words, Instant::now());
+    };
     let mut session: Option<S> = None;
     let mut due = 0;
     while Instant::now() < window.closes {
@@ -136,7 +140,7 @@ pub async fn ask_until_closed<S>(
             None => match open().await {
                 Ok(opened) => session.insert(opened),
                 Err(failure) => {
-                    tally.failed(&window, &failure.kind, &failure.words, Instant::now());
+                    failed(&failure);
                     tokio::time::sleep(RECONNECT).await;
                     continue;
                 }
@@ -156,24 +160,25 @@ pub async fn ask_until_closed<S>(
         };
         match ask(open_one).await {
             Ok(answered) => {
+                let mut tally = connection.tally.borrow_mut();
                 tally.answered(&window, asked, Instant::now(), answered.bytes);
                 if answered.close {
                     session = None;
                 }
             }
             Err(failure) => {
-                tally.failed(&window, &failure.kind, &failure.words, Instant::now());
+                failed(&failure);
                 if failure.close {
                     session = None;
                 }
             }
         }
     }
-    tally
 }
 
 /// One connection of raw TCP exchanges until the window closes.
-pub(crate) async fn connection(plan: &Plan, addr: SocketAddr, window: Window) -> Tally {
+pub(crate) async fn connection(connection: &Connection) {
+    let (plan, addr) = (&connection.plan, connection.addr);
     let exchange = plan
         .exchange
         .as_ref()
@@ -181,7 +186,7 @@ pub(crate) async fn connection(plan: &Plan, addr: SocketAddr, window: Window) ->
     let mut reader = Reader::default();
     let reader = &mut reader;
     ask_until_closed(
-        window,
+        connection,
         async || connect(addr).await,
         async |stream: &mut TcpStream| {
             reader.clear();

@@ -3,12 +3,10 @@
 //! chunks or the connection's end, then checked (status, body). A
 //! connection the service closes is opened again.
 
-use std::net::SocketAddr;
-
 use tokio::net::TcpStream;
 
 use crate::exchange::{Answered, Failure, Reader, ask_until_closed, connect};
-use crate::{Expect, Plan, Request, Tally, Window};
+use crate::{Connection, Expect, Request};
 
 /// The most bytes an answer's head may have.
 const MAX_HEAD: usize = 64 << 10;
@@ -58,20 +56,16 @@ pub fn order(requests: &[Request], connection: usize) -> Vec<usize> {
 }
 
 /// One connection over HTTP/1.1 until the window closes.
-pub(crate) async fn connection(
-    plan: &Plan,
-    addr: SocketAddr,
-    window: Window,
-    connection: usize,
-) -> Tally {
+pub(crate) async fn connection(connection: &Connection) {
+    let (plan, addr) = (&connection.plan, connection.addr);
     let host = addr.to_string();
     let requests: Vec<Vec<u8>> = plan.requests.iter().map(|r| encode(r, &host)).collect();
-    let order = order(&plan.requests, connection);
+    let order = order(&plan.requests, connection.number);
     let mut next = 0;
     let mut reader = Reader::default();
     let reader = &mut reader;
     ask_until_closed(
-        window,
+        connection,
         async || connect(addr).await,
         async |stream: &mut TcpStream| {
             let request = &requests[order[next % order.len()]];

@@ -11,7 +11,7 @@ use h2::client::SendRequest;
 
 use crate::exchange::{Answered, Failure, ask_until_closed, connect};
 use crate::http1::{judge, order};
-use crate::{Plan, Request, Tally, Window};
+use crate::{Connection, Request};
 
 /// `request`'s head and body, to `addr`.
 pub fn build(request: &Request, addr: SocketAddr) -> Result<(http::Request<()>, Bytes), Failure> {
@@ -28,25 +28,22 @@ pub fn build(request: &Request, addr: SocketAddr) -> Result<(http::Request<()>, 
 }
 
 /// One connection over HTTP/2 until the window closes.
-pub(crate) async fn connection(
-    plan: &Plan,
-    addr: SocketAddr,
-    window: Window,
-    connection: usize,
-) -> Tally {
+pub(crate) async fn connection(connection: &Connection) {
+    let (plan, addr) = (&connection.plan, connection.addr);
     let built: Result<Vec<_>, _> = plan.requests.iter().map(|r| build(r, addr)).collect();
     let requests = match built {
         Ok(requests) => requests,
         Err(failure) => {
-            let mut tally = Tally::default();
-            tally.failed(&window, &failure.kind, &failure.words, window.opens);
-            return tally;
+            let mut tally = connection.tally.borrow_mut();
+            let opens = connection.window.opens;
+            tally.failed(&connection.window, &failure.kind, &failure.words, opens);
+            return;
         }
     };
-    let order = order(&plan.requests, connection);
+    let order = order(&plan.requests, connection.number);
     let mut next = 0;
     ask_until_closed(
-        window,
+        connection,
         async || open(addr).await,
         async |session: &mut SendRequest<Bytes>| {
             let (head, body) = &requests[order[next % order.len()]];

@@ -15,7 +15,8 @@ pub struct Tally {
     pub answered: u64,
     /// Good answers over the whole run, the warm-up's and the grace's too.
     pub all_answered: u64,
-    /// Bytes of answers (heads and bodies) inside the window.
+    /// Bytes of answers inside the window: heads and bodies, over HTTP/2
+    /// the bodies only.
     pub bytes: u64,
     /// Bad answers and failures inside the window by kind, with the first
     /// one's words.
@@ -23,7 +24,8 @@ pub struct Tally {
     /// Failures before the window opened, which no window count shows: a
     /// service that never answers well fails here first.
     pub before: BTreeMap<String, (u64, String)>,
-    /// Each good answer's time from its request's first byte, in ns.
+    /// Each good answer's time from its request's first byte (in the open
+    /// loop, from when it was due), in ns.
     pub latency: Histogram,
     /// Connections whose answer in flight never came within the grace.
     pub unanswered: u64,
@@ -69,6 +71,7 @@ impl Tally {
         entry.0 += 1;
     }
 
+    /// Adds `other`'s counts to these.
     pub fn add(&mut self, other: Tally) {
         self.answered += other.answered;
         self.all_answered += other.all_answered;
@@ -85,6 +88,7 @@ impl Tally {
         let _ = self.latency.add(&other.latency);
     }
 
+    /// Every thread's tally, added up.
     pub fn merged(tallies: impl IntoIterator<Item = Tally>) -> Tally {
         let mut all = Tally::default();
         for tally in tallies {
@@ -93,6 +97,7 @@ impl Tally {
         all
     }
 
+    /// What the load prints, from the tally of all its threads.
     pub fn outcome(self, config: &Config, window: Window, started: Instant) -> Outcome {
         let shown = |counts: BTreeMap<String, (u64, String)>| {
             counts
@@ -138,7 +143,7 @@ pub struct Outcome {
     pub answered: u64,
     /// Good answers over the whole run (what its CPU time paid for).
     pub all_answered: u64,
-    /// Their bytes, heads included.
+    /// Their bytes: heads included, but over HTTP/2.
     pub bytes: u64,
     /// The window.
     pub seconds: f64,
