@@ -5,7 +5,7 @@
 
 use tokio::net::TcpStream;
 
-use crate::exchange::{Answered, Failure, Reader, ask_until_closed, connect};
+use crate::exchange::{Answered, Failure, Reader, ask_over_tcp, holds};
 use crate::{Connection, Expect, Request};
 
 /// The most bytes an answer's head may have.
@@ -62,28 +62,18 @@ pub(crate) async fn connection(connection: &Connection) {
     let requests: Vec<Vec<u8>> = plan.requests.iter().map(|r| encode(r, &host)).collect();
     let order = order(&plan.requests, connection.number);
     let mut next = 0;
-    let mut reader = Reader::default();
-    let reader = &mut reader;
-    ask_until_closed(
-        connection,
-        async || connect(addr).await,
-        async |stream: &mut TcpStream| {
-            let request = &requests[order[next % order.len()]];
-            next += 1;
-            reader.send(stream, request).await?;
-            let answer = read_answer(stream, reader).await?;
-            judge(
-                answer.status,
-                reader.body(&answer),
-                &plan.expect,
-                answer.close,
-            )?;
-            Ok(Answered {
-                bytes: answer.bytes,
-                close: answer.close,
-            })
-        },
-    )
+    ask_over_tcp(connection, async |stream, reader| {
+        let request = &requests[order[next % order.len()]];
+        next += 1;
+        reader.send(stream, request).await?;
+        let answer = read_answer(stream, reader).await?;
+        let body = reader.body(&answer);
+        judge(answer.status, body, &plan.expect, answer.close)?;
+        Ok(Answered {
+            bytes: answer.bytes,
+            close: answer.close,
+        })
+    })
     .await
 }
 
@@ -171,20 +161,30 @@ fn head(bytes: &[u8]) -> Result<Option<(u16, usize, Framing, bool)>, Failure> {
         Err(e) => return Err(Failure::malformed(&format!("an answer's head: {e}"))),
     };
     let status = response.code.unwrap_or_default();
+    // Read in place, as every answer's head is: nothing allocated.
     let value = |name: &str| {
         (response.headers.iter())
             .find(|h| h.name.eq_ignore_ascii_case(name))
-            .map(|h| String::from_utf8_lossy(h.value).trim().to_ascii_lowercase())
+            .map(|h| h.value.trim_ascii())
     };
-    let close = response.version == Some(0) || value("connection").is_some_and(|v| v == "close");
+    let close = response.version == Some(0)
+        || value("connection").is_some_and(|v| v.eq_ignore_ascii_case(b"close"));
     let framing = if status / 100 == 1 || status == 204 || status == 304 {
         Framing::Length(0)
-    } else if value("transfer-encoding").is_some_and(|v| v.ends_with("chunked")) {
+    } else if value("transfer-encoding")
+        .is_some_and(|v| v.len() >= 7 && v[v.len() - 7..].eq_ignore_ascii_case(b"chunked"))
+    {
         Framing::Chunked
     } else if let Some(length) = value("content-length") {
-        let length = length
-            .parse()
-            .map_err(|_| Failure::malformed(&format!("content-length {length:?}")))?;
+        let parsed = std::str::from_utf8(length)
+            .ok()
+            .and_then(|l| l.parse().ok());
+        let length = parsed.ok_or_else(|| {
+            Failure::malformed(&format!(
+                "content-length {:?}",
+                String::from_utf8_lossy(length)
+            ))
+        })?;
         Framing::Length(length)
     } else {
         Framing::AtClose
@@ -248,9 +248,7 @@ pub(crate) fn judge(status: u16, body: &[u8], expect: &Expect, close: bool) -> R
         });
     }
     if let Some(text) = &expect.body_contains
-        && !body
-            .windows(text.len().max(1))
-            .any(|w| w == text.as_bytes())
+        && !holds(body, text)
     {
         return Err(Failure {
             kind: "body".into(),

@@ -42,6 +42,8 @@ pub(crate) async fn connection(connection: &Connection) {
     };
     let order = order(&plan.requests, connection.number);
     let mut next = 0;
+    // One buffer for every answer's body, kept between answers.
+    let mut got = Vec::new();
     ask_until_closed(
         connection,
         async || open(addr).await,
@@ -58,7 +60,7 @@ pub(crate) async fn connection(connection: &Connection) {
             let answer = answer.await.map_err(failed)?;
             let status = answer.status().as_u16();
             let mut stream = answer.into_body();
-            let mut got = Vec::new();
+            got.clear();
             while let Some(data) = stream.data().await {
                 let data = data.map_err(failed)?;
                 let _ = stream.flow_control().release_capacity(data.len());

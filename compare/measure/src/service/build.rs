@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 use cargo_lock::Lockfile;
 use semver::Version;
 use toml_edit::{DocumentMut, InlineTable, Item, value};
@@ -46,17 +46,13 @@ pub fn build(
         .with_context(|| format!("building {} with {krate} {version}", service.name))?;
     let lock = dir.join("Cargo.lock");
     let moved = moved(&project.join("Cargo.lock"), &lock)?;
-    if !moved
-        .iter()
-        .any(|m| m.name == krate && m.to.as_ref() == Some(&version.to_string()))
-        && locked(&lock, krate)? != [version.to_string()]
-    {
-        bail!(
-            "{} with {krate} {version}: cargo locked {krate} at {:?}",
-            service.name,
-            locked(&lock, krate)?
-        );
-    }
+    let locked = locked(&lock, krate)?;
+    ensure!(
+        locked.contains(&version.to_string()),
+        "{} with {krate} {version}: cargo locked {krate} at {}",
+        service.name,
+        locked.join(", ")
+    );
     let kept = dir.join(&service.build.binary);
     keep(&built[&service.build.binary], &kept)
         .with_context(|| format!("keeping {}", kept.display()))?;
